@@ -1,0 +1,1 @@
+//! Chunked transfer coding (RFC 9112 §7.1). PLACEHOLDER.

@@ -1,0 +1,1 @@
+//! Response head encoder. PLACEHOLDER.

@@ -1,0 +1,193 @@
+//! The parsed request head: borrowed views over the input, plus the headers the server needs,
+//! identified during the parse so no later stage scans the list again.
+
+use crate::Method;
+
+/// The outcome of a parse over input that may still be incomplete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status<T> {
+    /// A whole item was parsed.
+    Complete(T),
+    /// More input is needed; nothing was consumed.
+    Partial,
+}
+
+impl<T> Status<T> {
+    /// The complete value, if any.
+    pub fn complete(self) -> Option<T> {
+        match self {
+            Status::Complete(t) => Some(t),
+            Status::Partial => None,
+        }
+    }
+
+    /// Whether more input is needed.
+    pub fn is_partial(&self) -> bool {
+        matches!(self, Status::Partial)
+    }
+}
+
+/// HTTP/1.x protocol versions this crate speaks (RFC 9112 §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Version {
+    /// `HTTP/1.0`.
+    Http10,
+    /// `HTTP/1.1`.
+    Http11,
+}
+
+impl Version {
+    /// The version as it appears on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Version::Http10 => "HTTP/1.0",
+            Version::Http11 => "HTTP/1.1",
+        }
+    }
+}
+
+/// The form of a request-target (RFC 9112 §3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetForm {
+    /// `/path?query` (§3.2.1).
+    Origin,
+    /// `http://host/path` (§3.2.2).
+    Absolute,
+    /// `host:port`, only with CONNECT (§3.2.3).
+    Authority,
+    /// `*`, only with OPTIONS (§3.2.4).
+    Asterisk,
+}
+
+/// Headers identified while parsing, so framing and the server find them without a re-scan.
+///
+/// Names are compared case-insensitively (RFC 9110 §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum HeaderId {
+    /// `Host` (RFC 9112 §3.2).
+    Host,
+    /// `Content-Length` (RFC 9110 §8.6).
+    ContentLength,
+    /// `Transfer-Encoding` (RFC 9112 §6.1).
+    TransferEncoding,
+    /// `Connection` (RFC 9110 §7.6.1).
+    Connection,
+    /// `Expect` (RFC 9110 §10.1.1).
+    Expect,
+    /// `Upgrade` (RFC 9110 §7.8).
+    Upgrade,
+    /// `TE` (RFC 9110 §10.1.4).
+    Te,
+    /// `Trailer` (RFC 9110 §6.6.2).
+    Trailer,
+    /// `Accept-Encoding` (RFC 9110 §12.5.3).
+    AcceptEncoding,
+    /// `Range` (RFC 9110 §14.2).
+    Range,
+    /// `If-Range` (RFC 9110 §13.1.5).
+    IfRange,
+    /// `If-Match` (RFC 9110 §13.1.1).
+    IfMatch,
+    /// `If-None-Match` (RFC 9110 §13.1.2).
+    IfNoneMatch,
+    /// `If-Modified-Since` (RFC 9110 §13.1.3).
+    IfModifiedSince,
+    /// `If-Unmodified-Since` (RFC 9110 §13.1.4).
+    IfUnmodifiedSince,
+    /// Any other header.
+    Other,
+}
+
+/// Number of identified header kinds (every [`HeaderId`] but `Other`).
+pub const KNOWN_HEADERS: usize = HeaderId::Other as usize;
+
+/// One header field: a borrowed name and value (surrounding whitespace trimmed) and its id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header<'b> {
+    /// The field name, a token (RFC 9110 §5.1), as sent.
+    pub name: &'b str,
+    /// The field value without leading or trailing whitespace; may hold HTAB and obs-text.
+    pub value: &'b [u8],
+    /// The identified header kind.
+    pub id: HeaderId,
+}
+
+/// An unused header slot, for building the array handed to the parser.
+pub const EMPTY_HEADER: Header<'static> = Header { name: "", value: b"", id: HeaderId::Other };
+
+/// Where the identified headers sit in the header list: the first index and how many there are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KnownHeaders {
+    first: [u16; KNOWN_HEADERS],
+    count: [u16; KNOWN_HEADERS],
+}
+
+impl Default for KnownHeaders {
+    fn default() -> Self {
+        KnownHeaders { first: [u16::MAX; KNOWN_HEADERS], count: [0; KNOWN_HEADERS] }
+    }
+}
+
+impl KnownHeaders {
+    /// Records that header `index` has kind `id`.
+    #[inline]
+    pub fn record(&mut self, id: HeaderId, index: usize) {
+        let k = id as usize;
+        if k < KNOWN_HEADERS {
+            if self.count[k] == 0 {
+                self.first[k] = index as u16;
+            }
+            self.count[k] = self.count[k].saturating_add(1);
+        }
+    }
+
+    /// Index of the first header of kind `id`, if present.
+    #[inline]
+    pub fn first(&self, id: HeaderId) -> Option<usize> {
+        let k = id as usize;
+        (k < KNOWN_HEADERS && self.count[k] > 0).then(|| usize::from(self.first[k]))
+    }
+
+    /// How many headers of kind `id` were seen (0 for `Other`).
+    #[inline]
+    pub fn count(&self, id: HeaderId) -> usize {
+        let k = id as usize;
+        if k < KNOWN_HEADERS { usize::from(self.count[k]) } else { 0 }
+    }
+}
+
+/// A parsed request head, borrowing from the input buffer (`'b`) and the header array (`'h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestHead<'b, 'h> {
+    /// The method tag.
+    pub method: Method,
+    /// The method token as sent (equal to the tag's text for standard methods).
+    pub method_token: &'b str,
+    /// The request-target, validated per RFC 3986 / RFC 9112 §3.2.
+    pub target: &'b str,
+    /// Which of the four forms the target has.
+    pub form: TargetForm,
+    /// The protocol version.
+    pub version: Version,
+    /// The header fields in order.
+    pub headers: &'h [Header<'b>],
+    /// Where the identified headers are in `headers`.
+    pub known: KnownHeaders,
+    /// Bytes of input taken by the head, including the final empty line.
+    pub len: usize,
+}
+
+impl<'b> RequestHead<'b, '_> {
+    /// The first header of kind `id`.
+    #[inline]
+    pub fn known(&self, id: HeaderId) -> Option<&Header<'b>> {
+        self.known.first(id).and_then(|i| self.headers.get(i))
+    }
+
+    /// Every header of kind `id`, in order.
+    pub fn all(&self, id: HeaderId) -> impl Iterator<Item = &Header<'b>> {
+        let start = self.known.first(id).unwrap_or(self.headers.len());
+        self.headers[start..].iter().filter(move |h| h.id == id)
+    }
+}

@@ -1,0 +1,1 @@
+//! Header-line scanning kernels. PLACEHOLDER.

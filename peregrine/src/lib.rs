@@ -1,0 +1,25 @@
+//! # peregrine
+//!
+//! A fast, strict HTTP/1.1 server, router and client.
+//!
+//! The wire formats ([`http1`], [`router`]) are sans-I/O: plain values and state machines over
+//! byte slices, fuzzable and testable without sockets. Only `server` and `client` touch sockets.
+//!
+//! ```
+//! use peregrine::http1::{parse_request, EMPTY_HEADER, Limits, Status};
+//! let mut headers = [EMPTY_HEADER; 16];
+//! let req = b"GET /hello HTTP/1.1\r\nHost: example.com\r\n\r\n";
+//! let Status::Complete(head) = parse_request(req, &mut headers, &Limits::default()).unwrap() else {
+//!     panic!("complete request");
+//! };
+//! assert_eq!(head.target, "/hello");
+//! ```
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod date;
+pub mod http1;
+mod method;
+
+pub use method::{Method, STANDARD_METHODS};

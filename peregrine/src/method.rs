@@ -1,0 +1,202 @@
+//! Request methods as a one-byte tag (RFC 9110 §9).
+//!
+//! The nine standard methods are recognised by comparing machine words against the start of the
+//! request line, so a request never builds a string for its method. Any other token is an
+//! extension method; its text stays a borrowed span of the input.
+
+use std::fmt;
+
+/// An HTTP request method: one of the nine standard methods or an extension token.
+///
+/// Methods are case-sensitive (RFC 9110 §9.1): `get` is an extension method, not `GET`.
+///
+/// # Examples
+/// ```
+/// use peregrine::Method;
+/// assert_eq!(Method::from_token(b"GET"), Method::Get);
+/// assert_eq!(Method::from_token(b"get"), Method::Extension);
+/// assert!(Method::Get.is_safe());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Method {
+    /// `GET` (RFC 9110 §9.3.1).
+    Get,
+    /// `HEAD` (RFC 9110 §9.3.2).
+    Head,
+    /// `POST` (RFC 9110 §9.3.3).
+    Post,
+    /// `PUT` (RFC 9110 §9.3.4).
+    Put,
+    /// `DELETE` (RFC 9110 §9.3.5).
+    Delete,
+    /// `CONNECT` (RFC 9110 §9.3.6).
+    Connect,
+    /// `OPTIONS` (RFC 9110 §9.3.7).
+    Options,
+    /// `TRACE` (RFC 9110 §9.3.8).
+    Trace,
+    /// `PATCH` (RFC 5789).
+    Patch,
+    /// Any other method token; the text is kept by whoever holds the request line.
+    Extension,
+}
+
+/// The standard methods in tag order, for iteration.
+pub const STANDARD_METHODS: [Method; 9] = [
+    Method::Get,
+    Method::Head,
+    Method::Post,
+    Method::Put,
+    Method::Delete,
+    Method::Connect,
+    Method::Options,
+    Method::Trace,
+    Method::Patch,
+];
+
+const fn word(s: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let mut i = 0;
+    while i < s.len() {
+        w[i] = s[i];
+        i += 1;
+    }
+    u64::from_le_bytes(w)
+}
+
+const fn mask(len: usize) -> u64 {
+    if len >= 8 { u64::MAX } else { (1u64 << (len * 8)) - 1 }
+}
+
+// Each entry: the method followed by its terminating space, as a little-endian word, and the mask
+// covering those bytes. Ordered by how common the method is.
+const WORDS: [(u64, u64, Method, u8); 9] = [
+    (word(b"GET "), mask(4), Method::Get, 3),
+    (word(b"POST "), mask(5), Method::Post, 4),
+    (word(b"HEAD "), mask(5), Method::Head, 4),
+    (word(b"PUT "), mask(4), Method::Put, 3),
+    (word(b"DELETE "), mask(7), Method::Delete, 6),
+    (word(b"OPTIONS "), mask(8), Method::Options, 7),
+    (word(b"PATCH "), mask(6), Method::Patch, 5),
+    (word(b"CONNECT "), mask(8), Method::Connect, 7),
+    (word(b"TRACE "), mask(6), Method::Trace, 5),
+];
+
+impl Method {
+    /// Recognises a standard method at the start of a request line.
+    ///
+    /// `line` must start with the method; the method counts only when followed by a space.
+    /// Returns the method and the length of its token (without the space), or `None` when the
+    /// line does not start with a standard method followed by a space (an extension method,
+    /// garbage, or fewer than eight bytes of input: callers then fall back to
+    /// [`Method::from_token`]).
+    #[inline]
+    pub fn recognize_prefix(line: &[u8]) -> Option<(Method, usize)> {
+        let first8: [u8; 8] = line.get(..8)?.try_into().ok()?;
+        let w = u64::from_le_bytes(first8);
+        // Two word compares cover GET and POST, most of the traffic; the rest follow in order.
+        for &(want, m, method, len) in WORDS.iter() {
+            if w & m == want {
+                return Some((method, len as usize));
+            }
+        }
+        None
+    }
+
+    /// Maps an exact method token to its tag; anything else is [`Method::Extension`].
+    ///
+    /// Case-sensitive, allocation-free. Does not check that an extension token is a valid
+    /// `token` (RFC 9110 §5.6.2); the request parser does that.
+    #[inline]
+    pub fn from_token(token: &[u8]) -> Method {
+        if token.is_empty() || token.len() > 7 {
+            return Method::Extension;
+        }
+        let w = word_of(token) | (u64::from(b' ') << (token.len() * 8));
+        let m = mask(token.len() + 1);
+        for &(want, wm, method, _) in WORDS.iter() {
+            if wm == m && w == want {
+                return method;
+            }
+        }
+        Method::Extension
+    }
+
+    /// The method's canonical text, or `None` for an extension method.
+    pub const fn as_str(self) -> Option<&'static str> {
+        Some(match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+            Method::Connect => "CONNECT",
+            Method::Options => "OPTIONS",
+            Method::Trace => "TRACE",
+            Method::Patch => "PATCH",
+            Method::Extension => return None,
+        })
+    }
+
+    /// Safe methods do not request a state change (RFC 9110 §9.2.1).
+    pub const fn is_safe(self) -> bool {
+        matches!(self, Method::Get | Method::Head | Method::Options | Method::Trace)
+    }
+
+    /// Idempotent methods may be retried automatically (RFC 9110 §9.2.2).
+    pub const fn is_idempotent(self) -> bool {
+        self.is_safe() || matches!(self, Method::Put | Method::Delete)
+    }
+}
+
+fn word_of(token: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..token.len()].copy_from_slice(token);
+    u64::from_le_bytes(w)
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str().unwrap_or("<extension>"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognizes_every_standard_method_as_prefix() {
+        for m in STANDARD_METHODS {
+            let text = m.as_str().unwrap();
+            let line = format!("{text} /index.html HTTP/1.1\r\n");
+            assert_eq!(Method::recognize_prefix(line.as_bytes()), Some((m, text.len())), "{text}");
+            assert_eq!(Method::from_token(text.as_bytes()), m);
+        }
+    }
+
+    #[test]
+    fn methods_are_case_sensitive_rfc9110_9_1() {
+        struct Case {
+            input: &'static [u8],
+            prefix: Option<(Method, usize)>,
+            token: Method,
+        }
+        let cases = [
+            Case { input: b"get / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"GETS / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"GET/ HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"POS / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"PROPFIND / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"GET ", prefix: None, token: Method::Extension },
+        ];
+        for c in cases {
+            assert_eq!(Method::recognize_prefix(c.input), c.prefix, "{:?}", c.input);
+            let tok = c.input.split(|&b| b == b' ').next().unwrap();
+            assert_eq!(Method::from_token(tok), c.token, "{:?}", c.input);
+        }
+        assert_eq!(Method::from_token(b""), Method::Extension);
+        assert_eq!(Method::from_token(b"OPTIONSX"), Method::Extension);
+    }
+}
