@@ -37,6 +37,16 @@ pub fn request_framing(head: &RequestHead<'_, '_>) -> Result<RequestFraming, Par
 
 /// Parses a Content-Length value by hand: `1*DIGIT`, overflow checked (RFC 9110 §8.6).
 pub fn parse_content_length(value: &[u8]) -> Option<u64> {
-    let _ = value;
-    todo!("parse_content_length")
+    // PLACEHOLDER: simple loop; the fast hand parser replaces it.
+    if value.is_empty() {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &b in value {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(n)
 }
