@@ -7,10 +7,13 @@
 //! - [`encode`] writes response heads into a reusable buffer.
 
 pub mod chunked;
+mod content_length;
 pub mod encode;
 mod error;
+mod field_syntax;
 pub mod framing;
 mod head;
+mod host;
 mod limits;
 mod parse;
 mod simd;
