@@ -287,3 +287,138 @@ fn time_of_day(s: &[u8]) -> Option<[u32; 3]> {
 fn digits(s: &[u8]) -> Option<u32> {
     s.iter().try_fold(0u32, |n, &b| b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0')))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn formats_like_httpdate_rfc9110_5_6_7() {
+        // Every day boundary ±1 s over 1970–2100, then a stride over the whole range.
+        let mut secs: Vec<u64> =
+            (0..48_000u64).flat_map(|d| [d * 86_400, d * 86_400 + 86_399]).collect();
+        secs.extend((0..MAX_SECS).step_by(7_777_777));
+        secs.extend([951_782_400, 4_107_542_400, MAX_SECS]); // 2000-02-29, 2100-03-01
+        for s in secs {
+            let ours = format_imf_fixdate(at(s));
+            let theirs = httpdate::fmt_http_date(at(s));
+            assert_eq!(ours.as_str(), theirs, "{s}");
+            assert_eq!(parse_http_date(ours.as_bytes()), Some(at(s)), "{ours}");
+        }
+    }
+
+    #[test]
+    fn clamps_outside_the_4_digit_years() {
+        assert_eq!(
+            format_imf_fixdate(UNIX_EPOCH - Duration::from_secs(1)).as_str(),
+            "Thu, 01 Jan 1970 00:00:00 GMT"
+        );
+        assert_eq!(
+            format_imf_fixdate(at(MAX_SECS + 100)).as_str(),
+            "Fri, 31 Dec 9999 23:59:59 GMT"
+        );
+    }
+
+    #[test]
+    fn now_is_cached_per_second() {
+        let a = now();
+        let b = now();
+        let t = SystemTime::now();
+        // Either the same second, or the clock ticked between the calls.
+        assert!(a == b || parse_http_date(b.as_bytes()) > parse_http_date(a.as_bytes()));
+        let parsed = parse_http_date(b.as_bytes()).unwrap();
+        assert!(t.duration_since(parsed).unwrap() < Duration::from_secs(2));
+        assert_eq!(format!("{a}").len(), 29);
+    }
+
+    struct Case {
+        input: &'static [u8],
+        expect: Option<u64>,
+    }
+
+    #[test]
+    fn parse_table_rfc9110_5_6_7() {
+        const T: Option<u64> = Some(784_111_777); // Sun, 06 Nov 1994 08:49:37 GMT
+        let cases = [
+            Case { input: b"Sun, 06 Nov 1994 08:49:37 GMT", expect: T },
+            Case { input: b"Sunday, 06-Nov-94 08:49:37 GMT", expect: T },
+            Case { input: b"Sun Nov  6 08:49:37 1994", expect: T },
+            Case { input: b"Sun Nov 06 08:49:37 1994", expect: T },
+            Case { input: b"Thu, 01 Jan 1970 00:00:00 GMT", expect: Some(0) },
+            Case { input: b"Tue, 29 Feb 2000 12:00:00 GMT", expect: Some(951_825_600) },
+            Case { input: b"Fri, 31 Dec 9999 23:59:59 GMT", expect: Some(MAX_SECS) },
+            // Wrong day name, case, spacing, zone, ranges.
+            Case { input: b"Mon, 06 Nov 1994 08:49:37 GMT", expect: None },
+            Case { input: b"sun, 06 Nov 1994 08:49:37 GMT", expect: None },
+            Case { input: b"Sun, 06 nov 1994 08:49:37 GMT", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 08:49:37 UTC", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 08:49:37 gmt", expect: None },
+            Case { input: b"Sun,  6 Nov 1994 08:49:37 GMT", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 08:49:37 GMT ", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 8:49:37 GMT", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 24:00:00 GMT", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 08:60:00 GMT", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 08:49:60 GMT", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 08-49-37 GMT", expect: None },
+            Case { input: b"Sun, 06 Nov +994 08:49:37 GMT", expect: None },
+            Case { input: b"Thu, 29 Feb 2001 00:00:00 GMT", expect: None },
+            Case { input: b"Mon, 31 Apr 2001 00:00:00 GMT", expect: None },
+            Case { input: b"Sun, 00 Nov 1994 08:49:37 GMT", expect: None },
+            Case { input: b"Sun Nov 6 08:49:37 1994", expect: None },
+            Case { input: b"Sun Nov  6 08:49:37 1994 ", expect: None },
+            Case { input: b"Sunday, 06-Nov-1994 08:49:37 GMT", expect: None },
+            Case { input: b"Sun, 06-Nov-94 08:49:37 GMT", expect: None },
+            Case { input: b"Sunday, 06 Nov 94 08:49:37 GMT", expect: None },
+            Case { input: b"", expect: None },
+            Case { input: b",", expect: None },
+            Case { input: b"Sun, 06 Nov 1994 08:49:37 GM\xff", expect: None },
+        ];
+        for c in cases {
+            assert_eq!(parse_at(c.input, 2026), c.expect.map(at), "{:?}", c.input.escape_ascii());
+        }
+        // Before 1970 is a valid HTTP-date too.
+        let t = parse_http_date(b"Wed, 31 Dec 1969 23:59:59 GMT");
+        assert_eq!(t, Some(UNIX_EPOCH - Duration::from_secs(1)));
+        assert!(parse_http_date(b"Sat, 01 Jan 0000 00:00:00 GMT").is_some());
+    }
+
+    #[test]
+    fn rfc850_two_digit_year_rfc9110_5_6_7() {
+        // In 2026, "94" is 1994 (2094 is more than 50 years ahead) and "70" is 2070.
+        assert_eq!(parse_at(b"Sunday, 06-Nov-94 08:49:37 GMT", 2026), Some(at(784_111_777)));
+        let y2070 = days_from_civil(2070, 1, 1) as u64 * 86_400;
+        assert_eq!(parse_at(b"Wednesday, 01-Jan-70 00:00:00 GMT", 2026), Some(at(y2070)));
+        assert_eq!(parse_at(b"Thursday, 01-Jan-70 00:00:00 GMT", 2026), None);
+        assert_eq!(parse_at(b"Thursday, 01-Jan-70 00:00:00 GMT", 2019), Some(at(0)));
+        assert_eq!(parse_at(b"Thursday, 01-Jan-70 00:00:00 GMT", 1990), Some(at(0)));
+    }
+
+    #[test]
+    fn civil_round_trip() {
+        for d in -800_000..800_000i64 {
+            let (y, m, day) = civil_from_days(d);
+            assert!(day >= 1 && day <= days_in_month(y, m));
+            assert_eq!(days_from_civil(y, m, day), d);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_httpdate(s in 0..=MAX_SECS) {
+            let ours = format_imf_fixdate(at(s));
+            prop_assert_eq!(ours.as_str(), httpdate::fmt_http_date(at(s)));
+            prop_assert_eq!(parse_http_date(ours.as_bytes()), Some(at(s)));
+            prop_assert_eq!(httpdate::parse_http_date(ours.as_str()).ok(), Some(at(s)));
+        }
+
+        #[test]
+        fn never_panics(v in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let _ = parse_http_date(&v);
+        }
+    }
+}

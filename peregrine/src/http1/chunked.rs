@@ -189,6 +189,8 @@ pub struct ChunkedDecoder {
     ext_bytes: usize,
     trailer_bytes: usize,
     limits: ChunkedLimits,
+    /// The error that stopped decoding; every later call returns it.
+    failed: Option<ChunkedError>,
 }
 
 impl Default for ChunkedDecoder {
@@ -212,6 +214,7 @@ impl ChunkedDecoder {
             ext_bytes: 0,
             trailer_bytes: 0,
             limits,
+            failed: None,
         }
     }
 
@@ -229,9 +232,13 @@ impl ChunkedDecoder {
     /// error.
     ///
     /// # Errors
-    /// A [`ChunkedError`] at the first byte that breaks the grammar or a limit. The decoder is
-    /// then unusable: the connection must close.
+    /// A [`ChunkedError`] at the first byte that breaks the grammar or a limit. When body data
+    /// precedes that byte in the same input, this call returns the data (not consuming the bad
+    /// byte) and the next call the error. The error is sticky: the connection must close.
     pub fn decode(&mut self, input: &[u8]) -> Result<Decoded, ChunkedError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
         let mut i = 0;
         let mut data = 0..0;
         while let Some(&b) = input.get(i) {
@@ -250,10 +257,18 @@ impl ChunkedDecoder {
                     }
                 }
                 State::Done => break,
-                _ => {
-                    self.step(b)?;
-                    i += 1;
-                }
+                _ => match self.step(b) {
+                    Ok(()) => i += 1,
+                    Err(e) => {
+                        self.failed = Some(e);
+                        // Hand out the data before the bad byte first, so the caller sees the
+                        // same bytes and the same error however the input was split.
+                        if data.is_empty() {
+                            return Err(e);
+                        }
+                        break;
+                    }
+                },
             }
         }
         Ok(Decoded { consumed: i, data, done: self.state == State::Done })
@@ -267,7 +282,8 @@ impl ChunkedDecoder {
         if matches!(s, SizeWs | ExtNameStart | ExtName | ExtAfter { .. } | ExtValStart)
             || matches!(s, ExtValToken | ExtQuoted | ExtQuotedEscape)
         {
-            self.ext_bytes += 1;
+            // Extension bytes: everything after the digits up to the line's CR.
+            self.ext_bytes += usize::from(b != b'\r');
             if self.ext_bytes > self.limits.max_extension_bytes {
                 return Err(ChunkedError::ExtensionsTooLarge);
             }
@@ -469,4 +485,257 @@ pub fn encode_last_chunk(trailers: &[(&str, &[u8])], out: &mut Vec<u8>) -> Resul
     }
     out.extend_from_slice(CRLF);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ChunkedError as E;
+    use proptest::prelude::*;
+
+    /// What a caller sees after feeding `pieces` in order: the body, then either the error or
+    /// (done, total bytes consumed).
+    fn feed(
+        limits: ChunkedLimits,
+        pieces: &[&[u8]],
+    ) -> (Vec<u8>, Result<(bool, usize), ChunkedError>) {
+        let mut dec = ChunkedDecoder::with_limits(limits);
+        let (mut body, mut buf, mut total) = (Vec::new(), Vec::new(), 0);
+        for piece in pieces {
+            buf.extend_from_slice(piece);
+            loop {
+                let out = match dec.decode(&buf) {
+                    Ok(out) => out,
+                    Err(e) => return (body, Err(e)),
+                };
+                // Progress guarantee: non-empty input is taken unless the body is done.
+                assert!(out.consumed > 0 || buf.is_empty() || out.done);
+                assert!(out.data.end <= out.consumed);
+                body.extend_from_slice(&buf[out.data.clone()]);
+                buf.drain(..out.consumed);
+                total += out.consumed;
+                if out.done {
+                    return (body, Ok((true, total)));
+                }
+                if buf.is_empty() {
+                    break;
+                }
+            }
+        }
+        (body, Ok((false, total)))
+    }
+
+    /// Feeds `input` whole, byte at a time, split at every point and (for short inputs) in
+    /// three pieces at every pair of points; all must agree with the whole-input result.
+    fn all_splits(
+        limits: ChunkedLimits,
+        input: &[u8],
+    ) -> (Vec<u8>, Result<(bool, usize), ChunkedError>) {
+        let whole = feed(limits, &[input]);
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(feed(limits, &bytes), whole, "byte at a time: {:?}", input.escape_ascii());
+        for i in 0..=input.len() {
+            let (a, b) = input.split_at(i);
+            assert_eq!(feed(limits, &[a, b]), whole, "split {i}: {:?}", input.escape_ascii());
+            if input.len() <= 64 {
+                for j in i..=input.len() {
+                    let (b1, c) = input[i..].split_at(j - i);
+                    assert_eq!(feed(limits, &[a, b1, c]), whole, "split {i},{j}");
+                }
+            }
+        }
+        whole
+    }
+
+    struct Case {
+        rfc: &'static str,
+        input: &'static [u8],
+        /// Ok(body, bytes of the chunked body) for a complete body, or the error.
+        expect: Result<(&'static [u8], usize), ChunkedError>,
+    }
+
+    fn ok(input: &'static [u8], body: &'static [u8]) -> Case {
+        Case { rfc: "RFC 9112 §7.1", input, expect: Ok((body, input.len())) }
+    }
+
+    fn err(rfc: &'static str, input: &'static [u8], e: ChunkedError) -> Case {
+        Case { rfc, input, expect: Err(e) }
+    }
+
+    #[test]
+    fn table_every_split() {
+        let cases = [
+            ok(b"0\r\n\r\n", b""),
+            ok(b"5\r\nhello\r\n0\r\n\r\n", b"hello"),
+            ok(b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", b"hello world"),
+            ok(b"A\r\n0123456789\r\n0\r\n\r\n", b"0123456789"),
+            ok(b"a\r\n0123456789\r\n0\r\n\r\n", b"0123456789"),
+            ok(b"005\r\nhello\r\n000\r\n\r\n", b"hello"),
+            ok(b"000000000000005\r\nhello\r\n0000000000000000\r\n\r\n", b"hello"),
+            ok(b"1\r\n\r\r\n1\r\n\n\r\n0\r\n\r\n", b"\r\n"),
+            // RFC 9112 §7.1.1 chunk extensions: skipped, but their syntax is checked.
+            ok(b"5;a\r\nhello\r\n0\r\n\r\n", b"hello"),
+            ok(b"5;a=b\r\nhello\r\n0;last\r\n\r\n", b"hello"),
+            ok(b"5 ; a = b ;c\t;d=e\r\nhello\r\n0\r\n\r\n", b"hello"),
+            ok(b"5;a=\"q \\\" s\";b=\"\"\r\nhello\r\n0\r\n\r\n", b"hello"),
+            ok(b"5;a=\"\xff\\\xfe\"\r\nhello\r\n0\r\n\r\n", b"hello"),
+            // RFC 9112 §7.1.2 trailer section: header rules, discarded.
+            ok(b"0\r\nX-A: 1\r\nX-B:\r\n\r\n", b""),
+            ok(b"3\r\nabc\r\n0\r\nExpires: a\tb \xff\r\n\r\n", b"abc"),
+            err("RFC 9112 §7.1", b"\r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b"g\r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b"-5\r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b"+5\r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b" 5\r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b"5 \r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b"5x\r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b"0x5\r\n", E::InvalidChunkSize),
+            err("RFC 9112 §7.1", b"ffffffffffffffff0\r\n", E::ChunkSizeOverflow),
+            err("RFC 9112 §7.1", b"10000000000000000\r\n", E::ChunkSizeOverflow),
+            err("RFC 9112 §7.1", b"00000000000000001\r\n", E::ChunkSizeOverflow),
+            err("RFC 9112 §7.1, §2.2", b"5\nhello\r\n", E::InvalidLineEnding),
+            err("RFC 9112 §7.1, §2.2", b"5\rhello\r\n", E::InvalidLineEnding),
+            err("RFC 9112 §7.1, §2.2", b"5;a\nhello\r\n", E::InvalidLineEnding),
+            err("RFC 9112 §7.1", b"5\r\nhelloX\r\n0\r\n\r\n", E::MissingCrlfAfterData),
+            err("RFC 9112 §7.1", b"5\r\nhello\n0\r\n\r\n", E::MissingCrlfAfterData),
+            err("RFC 9112 §7.1", b"5\r\nhello\r0\r\n\r\n", E::MissingCrlfAfterData),
+            err("RFC 9112 §7.1.1", b"5;\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;=a\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a=\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a \r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a=b \r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a=b=c\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a=\"b\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a=\"\x01\"\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a=\"\\\x7f\"\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a=\"x\"y\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a\x00\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §7.1.1", b"5;a@b\r\nhello\r\n", E::InvalidExtension),
+            err("RFC 9112 §5.2", b"0\r\n X: 1\r\n\r\n", E::TrailerObsFold),
+            err("RFC 9112 §5.2", b"0\r\nX: 1\r\n folded\r\n\r\n", E::TrailerObsFold),
+            err("RFC 9112 §5.1", b"0\r\nX : 1\r\n\r\n", E::InvalidTrailerName),
+            err("RFC 9110 §5.1", b"0\r\n: 1\r\n\r\n", E::InvalidTrailerName),
+            err("RFC 9110 §5.1", b"0\r\nX\r\n\r\n", E::InvalidTrailerName),
+            err("RFC 9110 §5.1", b"0\r\nX(: 1\r\n\r\n", E::InvalidTrailerName),
+            err("RFC 9110 §5.5", b"0\r\nX: a\x00b\r\n\r\n", E::InvalidTrailerValue),
+            err("RFC 9110 §5.5", b"0\r\nX: a\nb\r\n\r\n", E::InvalidTrailerValue),
+            err("RFC 9110 §5.5", b"0\r\nX: a\x7f\r\n\r\n", E::InvalidTrailerValue),
+            err("RFC 9112 §2.2", b"0\r\nX: a\rb\r\n\r\n", E::InvalidLineEnding),
+            err("RFC 9112 §2.2", b"0\r\n\r\r", E::InvalidLineEnding),
+            err("RFC 9112 §2.2", b"0\r\n\n", E::InvalidLineEnding),
+            err("RFC 9112 §2.2", b"0\r\nX: 1\n\r\n", E::InvalidTrailerValue),
+        ];
+        for c in cases {
+            let (body, got) = all_splits(ChunkedLimits::default(), c.input);
+            let got = got.map(|(done, n)| {
+                assert!(done, "{}: {:?} not done", c.rfc, c.input.escape_ascii());
+                (&body[..], n)
+            });
+            let want = c.expect.map(|(b, n)| (b, n));
+            assert_eq!(got, want, "{}: {:?}", c.rfc, c.input.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn stops_at_the_end_of_the_body_rfc9112_7_1() {
+        let input = b"5\r\nhello\r\n0\r\nX: y\r\n\r\nGET / HTTP/1.1\r\n";
+        let (body, got) = all_splits(ChunkedLimits::default(), input);
+        assert_eq!(body, b"hello");
+        assert_eq!(got, Ok((true, input.len() - 16)));
+        let mut dec = ChunkedDecoder::new();
+        // One call takes a chunk's data and the framing after it, here up to the body's end.
+        let out = dec.decode(input).unwrap();
+        assert_eq!(out, Decoded { consumed: 21, data: 3..8, done: true });
+        assert!(dec.is_done());
+        assert_eq!(dec.decode(b"more").unwrap(), Decoded { consumed: 0, data: 0..0, done: true });
+    }
+
+    #[test]
+    fn incomplete_input_is_not_an_error() {
+        for input in
+            [&b""[..], b"5", b"5\r", b"5\r\nhel", b"5\r\nhello\r", b"5;a=\"x", b"0\r\nX: 1"]
+        {
+            let (_, got) = all_splits(ChunkedLimits::default(), input);
+            assert_eq!(got, Ok((false, input.len())), "{:?}", input.escape_ascii());
+        }
+        // The largest chunk-size is accepted; its data simply has not arrived.
+        let input = b"ffffffffffffffff\r\nabc";
+        assert_eq!(all_splits(ChunkedLimits::default(), input), (b"abc".to_vec(), Ok((false, 21))));
+    }
+
+    #[test]
+    fn limits_rfc9112_7_1_1() {
+        let limits = ChunkedLimits { max_extension_bytes: 8, max_trailer_bytes: 12 };
+        // 8 extension bytes over the body pass, 9 do not, across chunks too.
+        let (_, got) = all_splits(limits, b"1;abcdefg\r\nx\r\n0\r\n\r\n");
+        assert_eq!(got, Ok((true, 19)));
+        let (_, got) = all_splits(limits, b"1;abcdefgh\r\nx\r\n0\r\n\r\n");
+        assert_eq!(got, Err(E::ExtensionsTooLarge));
+        let (_, got) = all_splits(limits, b"1;abcd\r\nx\r\n1;abcd\r\ny\r\n0\r\n\r\n");
+        assert_eq!(got, Err(E::ExtensionsTooLarge));
+        // The trailer section counts from the line after the last chunk, final CRLF included.
+        let (_, got) = all_splits(limits, b"0\r\nX: 12345\r\n\r\n");
+        assert_eq!(got, Ok((true, 15)));
+        let (_, got) = all_splits(limits, b"0\r\nX: 123456\r\n\r\n");
+        assert_eq!(got, Err(E::TrailersTooLarge));
+        assert_eq!(E::ExtensionsTooLarge.status(), 413);
+        assert_eq!(E::TrailersTooLarge.status(), 431);
+        assert_eq!(E::InvalidChunkSize.to_string(), "invalid chunk size (400)");
+    }
+
+    #[test]
+    fn encoder_writes_rfc9112_7_1_framing() {
+        let mut out = Vec::new();
+        encode_chunk(b"", &mut out);
+        assert_eq!(out, b"");
+        encode_chunk(b"hello", &mut out);
+        encode_chunk(&[b'x'; 255], &mut out);
+        encode_chunk_head(u64::MAX, &mut out);
+        encode_chunk_head(0, &mut out);
+        assert!(out.starts_with(b"5\r\nhello\r\nff\r\nxxx"));
+        assert!(out.ends_with(b"x\r\nffffffffffffffff\r\n"));
+        let mut out = Vec::new();
+        encode_last_chunk(&[("X-Sum", b"abc"), ("Y", b"")], &mut out).unwrap();
+        assert_eq!(out, b"0\r\nX-Sum: abc\r\nY: \r\n\r\n");
+        for bad in [("X", &b"a\r\nInjected: 1"[..]), ("X\r\nY", b"1"), ("Content-Length", b"1")] {
+            let mut out = b"keep".to_vec();
+            assert!(encode_last_chunk(&[bad], &mut out).is_err());
+            assert_eq!(out, b"keep");
+        }
+    }
+
+    proptest! {
+        /// Whatever the encoder writes, the decoder reads back, however the input is split.
+        #[test]
+        fn round_trip(chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 0..6),
+                      cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..5)) {
+            let mut wire = Vec::new();
+            for c in &chunks {
+                encode_chunk(c, &mut wire);
+            }
+            encode_last_chunk(&[("X", b"1")], &mut wire).unwrap();
+            let mut points: Vec<usize> = cuts.iter().map(|i| i.index(wire.len() + 1)).collect();
+            points.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut last = 0;
+            for p in points {
+                pieces.push(&wire[last..p]);
+                last = p;
+            }
+            pieces.push(&wire[last..]);
+            let (body, got) = feed(ChunkedLimits::default(), &pieces);
+            prop_assert_eq!(body, chunks.concat());
+            prop_assert_eq!(got, Ok((true, wire.len())));
+        }
+
+        /// Arbitrary input never panics and decodes the same split as whole.
+        #[test]
+        fn arbitrary_input_split_agrees(input in proptest::collection::vec(
+            prop::sample::select(b"0123456789abcdefABCDEFgx;= \t\"\\\r\n:X\x00".to_vec()), 0..40),
+            cut in any::<prop::sample::Index>()) {
+            let whole = feed(ChunkedLimits::default(), &[&input]);
+            let (a, b) = input.split_at(cut.index(input.len() + 1));
+            prop_assert_eq!(feed(ChunkedLimits::default(), &[a, b]), whole);
+        }
+    }
 }

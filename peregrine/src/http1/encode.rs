@@ -314,3 +314,161 @@ pub(crate) fn write_decimal(mut n: u64, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&buf[pos..]);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::date::format_imf_fixdate;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    struct Case {
+        rfc: &'static str,
+        head: ResponseHead<'static>,
+        body: BodyLength,
+        expect: Result<&'static [u8], EncodeError>,
+    }
+
+    fn run(cases: &[Case]) {
+        for c in cases {
+            let mut out = b"prev".to_vec();
+            let got = encode_head(&c.head, c.body, &mut out);
+            match c.expect {
+                Ok(bytes) => {
+                    assert_eq!(got, Ok(()), "{}", c.rfc);
+                    assert_eq!(
+                        out[4..].escape_ascii().to_string(),
+                        bytes.escape_ascii().to_string(),
+                        "{}",
+                        c.rfc
+                    );
+                }
+                Err(e) => {
+                    assert_eq!(got, Err(e), "{}", c.rfc);
+                    assert_eq!(out, b"prev", "{}: nothing appended on error", c.rfc);
+                }
+            }
+        }
+    }
+
+    const H10: ResponseHead<'static> =
+        ResponseHead { request_version: Version::Http10, ..ResponseHead::new(200, &[]) };
+
+    #[test]
+    fn framing_fields_rfc9112_6() {
+        use BodyLength::*;
+        let r = |rfc, head, body, expect| Case { rfc, head, body, expect };
+        run(&[
+            r("RFC 9110 §8.6", ResponseHead::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")),
+            r(
+                "RFC 9110 §8.6",
+                ResponseHead::new(200, &[]),
+                Length(u64::MAX),
+                Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n"),
+            ),
+            r("RFC 9112 §6.1", ResponseHead::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")),
+            r("RFC 9112 §6.3", ResponseHead::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r(
+                "RFC 9112 §9.6",
+                ResponseHead { close: true, ..ResponseHead::new(500, &[]) },
+                Length(2),
+                Ok(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"),
+            ),
+            r("RFC 9112 §9.3", H10, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\n")),
+            r("RFC 9112 §9.3", ResponseHead { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §6.1", H10, Chunked, Err(EncodeError::ChunkedInHttp10)),
+            r("RFC 9112 §6.3", H10, CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(0), Ok(b"HTTP/1.1 204 No Content\r\n\r\n")),
+            r("RFC 9110 §15.2", ResponseHead::new(100, &[]), Length(0), Ok(b"HTTP/1.1 100 Continue\r\n\r\n")),
+            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(1), Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §15.2", ResponseHead::new(101, &[]), Chunked, Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §8.6", ResponseHead::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")),
+            r("RFC 9112 §4", ResponseHead::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §15", ResponseHead::new(99, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+            r("RFC 9110 §15", ResponseHead::new(1000, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+        ]);
+    }
+
+    #[test]
+    fn fields_are_checked_rfc9110_5_5() {
+        use BodyLength::Length;
+        let h = |headers: &'static [(&'static str, &'static [u8])]| ResponseHead::new(200, headers);
+        let r = |head, expect| Case { rfc: "RFC 9110 §5.5, §5.1", head, body: Length(0), expect };
+        run(&[
+            r(
+                h(&[("X-A", b"1"), ("x-b", b"a\tb \xff")]),
+                Ok(b"HTTP/1.1 200 OK\r\nX-A: 1\r\nx-b: a\tb \xff\r\nContent-Length: 0\r\n\r\n"),
+            ),
+            r(h(&[("X", b"")]), Ok(b"HTTP/1.1 200 OK\r\nX: \r\nContent-Length: 0\r\n\r\n")),
+            r(h(&[("X", b"a\r\nSet-Cookie: evil")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\nb")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\rb")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\0b")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\x7fb")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"1"), ("Y", b"\x1b")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X\r\nY", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X:", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X Y", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X\0", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("content-length", b"1")]), Err(EncodeError::FramingHeader)),
+            r(h(&[("Transfer-Encoding", b"chunked")]), Err(EncodeError::FramingHeader)),
+            r(
+                ResponseHead { server: Some(b"a\r\nb"), ..ResponseHead::new(200, &[]) },
+                Err(EncodeError::InvalidHeaderValue),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn date_and_server_rfc9110_6_6_1() {
+        let date = format_imf_fixdate(UNIX_EPOCH + Duration::from_secs(784_111_777));
+        let mut out = Vec::new();
+        let head = ResponseHead {
+            date: Some(&date),
+            server: Some(b"peregrine"),
+            ..ResponseHead::new(200, &[("A", b"b")])
+        };
+        encode_head(&head, BodyLength::Length(3), &mut out).unwrap();
+        assert_eq!(
+            out,
+            b"HTTP/1.1 200 OK\r\nA: b\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nServer: peregrine\r\nContent-Length: 3\r\n\r\n"
+        );
+        // The caller's own Date and Server replace the automatic ones.
+        let mut out = Vec::new();
+        let own: &[(&str, &[u8])] = &[("date", b"x"), ("SERVER", b"y")];
+        let head = ResponseHead {
+            date: Some(&date),
+            server: Some(b"peregrine"),
+            ..ResponseHead::new(200, own)
+        };
+        encode_head(&head, BodyLength::Length(0), &mut out).unwrap();
+        assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: x\r\nSERVER: y\r\nContent-Length: 0\r\n\r\n");
+    }
+
+    #[test]
+    fn every_status_line_rfc9112_4() {
+        for status in 100..=999u16 {
+            let mut out = Vec::new();
+            encode_head(&ResponseHead::new(status, &[]), BodyLength::Length(0), &mut out).unwrap();
+            let line = format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
+            assert!(out.starts_with(line.as_bytes()), "{status}");
+        }
+        assert_eq!(reason_phrase(418), "");
+        assert_eq!(reason_phrase(413), "Content Too Large");
+    }
+
+    #[test]
+    fn decimal_matches_std() {
+        let mut values: Vec<u64> = (0..2000).collect();
+        for e in 0..20 {
+            let p = 10u64.pow(e);
+            values.extend([p - 1, p, p + 1]);
+        }
+        values.push(u64::MAX);
+        for n in values {
+            let mut out = Vec::new();
+            write_decimal(n, &mut out);
+            assert_eq!(out, n.to_string().as_bytes());
+        }
+    }
+}
