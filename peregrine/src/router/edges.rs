@@ -1,33 +1,31 @@
-//! Static children of every node in one open-addressed hash table keyed by (parent, label).
+//! Static children of nodes with two or more of them, in one open-addressed hash table keyed
+//! by (parent, label hash).
 //!
 //! One table for the whole tree instead of a child list per node: a node with 32,768 static
-//! children costs the same single probe as a node with one, insertion never moves other nodes'
-//! children, and there is one allocation instead of one per node. Linear probing at a load
-//! factor of at most 1/2 keeps a miss (a segment with no static child, which then falls back to
-//! a parameter) to about 2.5 slots. The first 8 bytes of each label live in the slot, so labels
-//! up to 8 bytes compare without leaving it; longer labels keep their tail in a byte arena.
+//! children costs the same single probe as a node with two, insertion never moves other
+//! nodes' children, and there is one allocation instead of one per node. A slot holds only a
+//! 32-bit hash tag, the parent and the child (12 bytes); the label itself is stored once, in
+//! the child node, and compared there only when tag and parent agree. Linear probing at a load
+//! factor of at most 1/2 keeps a miss (a segment with no static child, which then falls back
+//! to a parameter) to about 2.5 slots. Nodes with a single static child never touch this table
+//! (see `Node::statics` in the tree).
 
-use super::segment::{Scanned, hash_label, slot_of};
+use super::segment::slot_of;
 
 /// Marks an empty slot (`child`); node indexes never reach it.
 const VACANT: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Slot {
-    word: u64,
+    hash: u32,
     parent: u32,
     child: u32,
-    len: u32,
-    /// Offset of label bytes `8..` in the tail arena (labels longer than 8 bytes).
-    tail: u32,
 }
 
 const EMPTY: Slot = Slot {
-    word: 0,
+    hash: 0,
     parent: 0,
     child: VACANT,
-    len: 0,
-    tail: 0,
 };
 
 /// The static-child table.
@@ -36,90 +34,50 @@ pub(crate) struct Edges {
     slots: Vec<Slot>,
     used: usize,
     bits: u32,
-    /// Bytes `8..` of labels longer than 8 bytes.
-    tails: Vec<u8>,
 }
 
 impl Edges {
-    /// The child of `parent` whose label equals `path[start..seg.end]`.
+    /// The child of `parent` with label hash `hash` for which `is_label` holds.
     #[inline]
     pub(crate) fn find(
         &self,
         parent: u32,
-        seg: &Scanned,
-        path: &[u8],
-        start: usize,
+        hash: u32,
+        is_label: impl Fn(u32) -> bool,
     ) -> Option<u32> {
         if self.bits == 0 {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let len = seg.end - start;
-        let mut i = slot_of(seg.hash, parent, self.bits);
+        let mut i = slot_of(hash, parent, self.bits);
         loop {
             let s = self.slots.get(i)?;
             if s.child == VACANT {
                 return None;
             }
-            if s.word == seg.word && s.parent == parent && s.len as usize == len {
-                if len <= 8 {
-                    return Some(s.child);
-                }
-                let t = s.tail as usize;
-                if self.tails.get(t..t + len - 8) == path.get(start + 8..seg.end) {
-                    return Some(s.child);
-                }
+            if s.hash == hash && s.parent == parent && is_label(s.child) {
+                return Some(s.child);
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// The child of `parent` labelled `label` (insert-time lookup).
-    pub(crate) fn find_label(&self, parent: u32, label: &[u8]) -> Option<u32> {
-        let (word, hash) = hash_label(label);
-        let seg = Scanned {
-            end: label.len(),
-            word,
-            hash,
-        };
-        self.find(parent, &seg, label, 0)
-    }
-
     /// Adds `parent --label--> child`; the caller has checked that the label is new.
-    /// Returns `false` (changing nothing) if the tail arena would outgrow `u32` offsets.
-    pub(crate) fn insert(&mut self, parent: u32, label: &[u8], child: u32) -> bool {
-        // Offsets are u32: refuse a label whose tail would end past them.
-        let (Ok(tail), Ok(len)) = (u32::try_from(self.tails.len()), u32::try_from(label.len()))
-        else {
-            return false;
-        };
-        if tail.checked_add(len).is_none() {
-            return false;
-        }
+    pub(crate) fn insert(&mut self, parent: u32, hash: u32, child: u32) {
         if (self.used + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        if let Some(rest) = label.get(8..) {
-            self.tails.extend_from_slice(rest);
-        }
-        let (word, hash) = hash_label(label);
-        self.place(
+        self.place(Slot {
             hash,
-            Slot {
-                word,
-                parent,
-                child,
-                len,
-                tail,
-            },
-        );
+            parent,
+            child,
+        });
         self.used += 1;
-        true
     }
 
-    fn place(&mut self, hash: u64, slot: Slot) {
+    fn place(&mut self, slot: Slot) {
         let mask = self.slots.len() - 1;
-        let mut i = slot_of(hash, slot.parent, self.bits);
+        let mut i = slot_of(slot.hash, slot.parent, self.bits);
         while self.slots[i].child != VACANT {
             i = (i + 1) & mask;
         }
@@ -130,21 +88,12 @@ impl Edges {
         let bits = (self.bits + 1).max(3);
         let old = std::mem::replace(&mut self.slots, vec![EMPTY; 1 << bits]);
         self.bits = bits;
-        let mut label = Vec::new();
         for s in old.into_iter().filter(|s| s.child != VACANT) {
-            label.clear();
-            let len = s.len as usize;
-            label.extend_from_slice(&s.word.to_le_bytes()[..len.min(8)]);
-            if len > 8 {
-                let t = s.tail as usize;
-                label.extend_from_slice(&self.tails[t..t + len - 8]);
-            }
-            let (_, hash) = hash_label(&label);
-            self.place(hash, s);
+            self.place(s);
         }
     }
 
-    /// Some static child of `parent` (used only to name a conflicting route).
+    /// Some child of `parent` (used only to name a conflicting route).
     pub(crate) fn any_child(&self, parent: u32) -> Option<u32> {
         self.slots
             .iter()
@@ -158,23 +107,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_every_label_through_growth() {
+    fn finds_every_child_through_growth_despite_equal_hashes() {
         let mut e = Edges::default();
-        let labels: Vec<String> = (0..2000)
-            .map(|i| format!("seg{i}{}", "x".repeat(i % 13)))
-            .collect();
-        for (i, l) in labels.iter().enumerate() {
-            assert!(e.find_label((i % 7) as u32, l.as_bytes()).is_none());
-            assert!(e.insert((i % 7) as u32, l.as_bytes(), i as u32));
+        // Hash 7 for every third child: the label check must tell them apart.
+        let hash = |i: u32| {
+            if i % 3 == 0 {
+                7
+            } else {
+                i.wrapping_mul(0x9E37_79B9)
+            }
+        };
+        for i in 1..3000u32 {
+            assert!(e.find(i % 5, hash(i), |c| c == i).is_none());
+            e.insert(i % 5, hash(i), i);
         }
-        for (i, l) in labels.iter().enumerate() {
-            assert_eq!(
-                e.find_label((i % 7) as u32, l.as_bytes()),
-                Some(i as u32),
-                "{l}"
-            );
-            assert_eq!(e.find_label((i % 7) as u32 + 1, l.as_bytes()), None, "{l}");
+        for i in 1..3000u32 {
+            assert_eq!(e.find(i % 5, hash(i), |c| c == i), Some(i), "{i}");
+            assert_eq!(e.find(i % 5 + 1, hash(i), |c| c == i), None, "{i}");
         }
-        assert!(e.slots.len() >= 4000);
+        assert!(e.slots.len() >= 6000);
+        assert_eq!(e.any_child(3).map(|c| c % 5), Some(3));
     }
 }

@@ -10,14 +10,17 @@ use super::percent::percent_decode;
 /// than this still matches, but its lookups allocate.
 pub const INLINE_PARAMS: usize = 8;
 
-/// One parameter as offsets: the name in the tree's name text, the value in the path.
+/// A parameter value as offsets into the path. Names are not recorded while matching: the
+/// matched route knows them (it has one name per parameter, in order), so the walk stores 8
+/// bytes per parameter and never reads a name.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Raw {
-    pub name_off: u32,
-    pub name_len: u32,
+pub(crate) struct Span {
     pub start: u32,
     pub end: u32,
 }
+
+/// A parameter name: offset and length in the router's text.
+pub(crate) type NameRef = (u32, u32);
 
 /// The parameters of a match, in template order.
 ///
@@ -38,27 +41,35 @@ pub(crate) struct Raw {
 /// ```
 #[derive(Clone)]
 pub struct Params<'t, 'p> {
-    names: &'t str,
+    text: &'t str,
+    names: &'t [NameRef],
     path: &'p str,
     len: usize,
-    inline: [Raw; INLINE_PARAMS],
-    spill: Vec<Raw>,
+    inline: [Span; INLINE_PARAMS],
+    spill: Vec<Span>,
 }
 
 impl<'t, 'p> Params<'t, 'p> {
     #[inline]
-    pub(crate) fn new(names: &'t str, path: &'p str) -> Self {
+    pub(crate) fn new(text: &'t str, path: &'p str) -> Self {
         Params {
-            names,
+            text,
+            names: &[],
             path,
             len: 0,
-            inline: [Raw::default(); INLINE_PARAMS],
+            inline: [Span::default(); INLINE_PARAMS],
             spill: Vec::new(),
         }
     }
 
+    /// Attaches the matched route's parameter names (one per pushed span, in order).
     #[inline]
-    pub(crate) fn push(&mut self, raw: Raw) {
+    pub(crate) fn set_names(&mut self, names: &'t [NameRef]) {
+        self.names = names;
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, raw: Span) {
         match self.inline.get_mut(self.len) {
             Some(slot) => *slot = raw,
             None => self.spill.push(raw),
@@ -107,9 +118,12 @@ impl<'t, 'p> Params<'t, 'p> {
         }
     }
 
-    fn pair(&self, raw: &Raw) -> (&'t str, &'p str) {
-        let (no, nl) = (raw.name_off as usize, raw.name_len as usize);
-        let name = self.names.get(no..no + nl).unwrap_or_default();
+    fn pair(&self, i: usize, raw: &Span) -> (&'t str, &'p str) {
+        let (no, nl) = self
+            .names
+            .get(i)
+            .map_or((0, 0), |&(o, l)| (o as usize, l as usize));
+        let name = self.text.get(no..no + nl).unwrap_or_default();
         let value = self
             .path
             .get(raw.start as usize..raw.end as usize)
@@ -145,7 +159,7 @@ impl<'t, 'p> Iterator for ParamsIter<'_, 't, 'p> {
             Some(raw) => raw,
             None => p.spill.get(i - INLINE_PARAMS)?,
         };
-        Some(p.pair(raw))
+        Some(p.pair(i, raw))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -171,17 +185,17 @@ mod tests {
 
     #[test]
     fn spills_past_inline_and_truncates_back() {
-        let names = "abcdefghijkl";
+        let text = "abcdefghijkl";
+        let names: Vec<NameRef> = (0..12).map(|i| (i, 1)).collect();
         let path = "0123456789AB";
-        let mut p = Params::new(names, path);
+        let mut p = Params::new(text, path);
         for i in 0..12u32 {
-            p.push(Raw {
-                name_off: i,
-                name_len: 1,
+            p.push(Span {
                 start: i,
                 end: i + 1,
             });
         }
+        p.set_names(&names);
         assert_eq!(p.len(), 12);
         assert_eq!(p.get("a"), Some("0"));
         assert_eq!(p.get("l"), Some("B"));

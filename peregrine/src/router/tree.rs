@@ -1,41 +1,56 @@
 //! The path tree: one arena of nodes, one hash table of static edges, one text arena.
 //!
 //! A node stands for a position after some segments of a template. It has up to three kinds of
-//! children: static ones (in [`Edges`], keyed by the segment text), at most one parameter
-//! child and at most one catch-all child (a parameter and a catch-all never share a node: the
-//! conflict rules forbid it). A node at the end of a template holds that route's index.
+//! children: static ones, at most one parameter child and at most one catch-all child (a
+//! parameter and a catch-all never share a node: the conflict rules forbid it). A node at the
+//! end of a template holds that route's index. A node reached by a static edge holds that
+//! edge's label, so the label is read together with the node the lookup needs next anyway.
 
 use std::fmt;
 
 use super::edges::Edges;
 use super::error::{Conflict, InsertError, Malformed, NotFound};
-use super::params::{Params, Raw};
-use super::segment::{scan, segment_end};
+use super::params::{NameRef, Params, Span};
+use super::segment::{first_word, hash_label, scan, segment_end};
 use super::template::{Segment, parse};
 
 /// "No such child / no route here".
 const NONE: u32 = u32::MAX;
 const ROOT: u32 = 0;
 
+/// `Node::statics`: no static child.
+const NO_STATICS: u32 = 0;
+/// `Node::statics`: flag on a single static child's index.
+const SINGLE: u32 = 1 << 31;
+/// `Node::statics`: two or more static children, in [`Edges`].
+const MANY: u32 = u32::MAX;
+
+/// What a lookup reads at each node: 32 bytes, two to a cache line. The parameter name of a
+/// parameter or catch-all node is only needed at insert time and lives in `Tree::node_names`.
 #[derive(Clone, Copy, Debug)]
 struct Node {
+    /// First 8 bytes of the label of the static edge into this node (zero-padded).
+    word: u64,
+    /// Length of that label.
+    len: u32,
+    /// Offset in `Tree::tails` of that label's bytes `8..`.
+    tail: u32,
     param: u32,
     catch: u32,
     route: u32,
-    /// The parameter name of a parameter or catch-all node, in `Tree::text`.
-    name_off: u32,
-    name_len: u32,
-    /// Whether any static edge leaves this node (skips a hash probe when none does).
-    has_statics: bool,
+    /// [`NO_STATICS`], `child | SINGLE` (compared directly: most nodes have one static child
+    /// and then no hashing happens), or [`MANY`].
+    statics: u32,
 }
 
 const NODE: Node = Node {
+    word: 0,
+    len: 0,
+    tail: 0,
     param: NONE,
     catch: NONE,
     route: NONE,
-    name_off: 0,
-    name_len: 0,
-    has_statics: false,
+    statics: NO_STATICS,
 };
 
 #[derive(Clone, Debug)]
@@ -43,6 +58,9 @@ struct Route<T> {
     value: T,
     template_off: u32,
     template_len: u32,
+    /// This route's parameter names, in order: `Tree::param_names[names..names + count]`.
+    names: u32,
+    count: u32,
 }
 
 /// A path router: templates to values of type `T`, matched by segments.
@@ -66,9 +84,16 @@ struct Route<T> {
 #[derive(Clone)]
 pub struct Tree<T> {
     nodes: Vec<Node>,
+    /// Parallel to `nodes`: the name of a parameter or catch-all node, in `text`.
+    node_names: Vec<NameRef>,
+    /// Static children of nodes with more than one.
     edges: Edges,
+    /// Bytes `8..` of static labels longer than 8 bytes.
+    tails: Vec<u8>,
     /// Parameter names and templates.
     text: String,
+    /// Every route's parameter names, route after route (see `Route::names`).
+    param_names: Vec<NameRef>,
     routes: Vec<Route<T>>,
 }
 
@@ -101,8 +126,11 @@ impl<T> Tree<T> {
     pub fn new() -> Self {
         Tree {
             nodes: Vec::new(),
+            node_names: Vec::new(),
             edges: Edges::default(),
+            tails: Vec::new(),
             text: String::new(),
+            param_names: Vec::new(),
             routes: Vec::new(),
         }
     }
@@ -154,6 +182,12 @@ impl<T> Tree<T> {
             .walk::<false>(bytes, ROOT, 1, &mut params)
             .ok_or(NotFound)?;
         let r = self.routes.get(route as usize).ok_or(NotFound)?;
+        let (first, count) = (r.names as usize, r.count as usize);
+        params.set_names(
+            self.param_names
+                .get(first..first + count)
+                .unwrap_or_default(),
+        );
         Ok(Match {
             value: &r.value,
             params,
@@ -293,16 +327,16 @@ impl<T> Tree<T> {
                 return (n.route != NONE).then_some(n.route);
             }
             let mut end = None;
-            if n.has_statics {
-                let seg = scan(path, pos);
-                end = Some(seg.end);
-                if let Some(child) = self.edges.find(node, &seg, path, pos) {
+            if n.statics != NO_STATICS {
+                let (seg_end, word) = scan(path, pos);
+                end = Some(seg_end);
+                if let Some(child) = self.static_child(node, n.statics, path, pos, seg_end, word) {
                     if n.param == NONE && n.catch == NONE {
-                        (node, pos) = (child, seg.end + 1);
+                        (node, pos) = (child, seg_end + 1);
                         continue;
                     }
                     let mark = params.len();
-                    if let Some(route) = self.walk::<EXTRA>(path, child, seg.end + 1, params) {
+                    if let Some(route) = self.walk::<EXTRA>(path, child, seg_end + 1, params) {
                         return Some(route);
                     }
                     params.truncate(mark);
@@ -314,10 +348,7 @@ impl<T> Tree<T> {
                 if end == pos {
                     return None;
                 }
-                let p = self.nodes.get(n.param as usize)?;
-                params.push(Raw {
-                    name_off: p.name_off,
-                    name_len: p.name_len,
+                params.push(Span {
                     start: pos as u32,
                     end: end as u32,
                 });
@@ -327,15 +358,53 @@ impl<T> Tree<T> {
             // A catch-all matches the non-empty rest of the path.
             if n.catch != NONE && pos < limit {
                 let c = self.nodes.get(n.catch as usize)?;
-                params.push(Raw {
-                    name_off: c.name_off,
-                    name_len: c.name_len,
+                params.push(Span {
                     start: pos as u32,
                     end: path.len() as u32,
                 });
                 return (c.route != NONE).then_some(c.route);
             }
             return None;
+        }
+    }
+
+    /// The static child of `node` labelled `path[start..end]` (whose first word is `word`).
+    #[inline(always)]
+    fn static_child(
+        &self,
+        node: u32,
+        statics: u32,
+        path: &[u8],
+        start: usize,
+        end: usize,
+        word: u64,
+    ) -> Option<u32> {
+        if statics != MANY {
+            let child = statics & !SINGLE;
+            return self
+                .is_label(child, path, start, end, word)
+                .then_some(child);
+        }
+        // `start` is one past the end for the empty segment after a virtual trailing slash.
+        let hash = hash_label(word, path.get(start..end).unwrap_or_default());
+        self.edges.find(node, hash, |child| {
+            self.is_label(child, path, start, end, word)
+        })
+    }
+
+    /// Whether the label into `child` is `path[start..end]`.
+    #[inline(always)]
+    fn is_label(&self, child: u32, path: &[u8], start: usize, end: usize, word: u64) -> bool {
+        let Some(c) = self.nodes.get(child as usize) else {
+            return false;
+        };
+        let len = end - start;
+        if c.word != word || c.len as usize != len {
+            return false;
+        }
+        len <= 8 || {
+            let t = c.tail as usize;
+            self.tails.get(t..t + len - 8) == path.get(start + 8..end)
         }
     }
 
@@ -351,7 +420,14 @@ impl<T> Tree<T> {
         for (depth, segment) in segments.iter().enumerate() {
             let n = self.nodes[node as usize];
             let next = match segment {
-                Segment::Static(label) => self.edges.find_label(node, label.as_bytes()),
+                Segment::Static(label) => {
+                    let label = label.as_bytes();
+                    let (word, end) = (first_word(label), label.len());
+                    match n.statics {
+                        NO_STATICS => None,
+                        statics => self.static_child(node, statics, label, 0, end, word),
+                    }
+                }
                 Segment::Param(name) => {
                     if n.catch != NONE {
                         return Err(self.conflict(template, n.catch, Conflict::CatchAllParam));
@@ -395,37 +471,47 @@ impl<T> Tree<T> {
         value: T,
     ) -> Result<(), InsertError> {
         let rest = segments.get(depth..).unwrap_or_default();
-        let names: usize = rest
+        // Names are stored for new nodes and again for the route.
+        let names: usize = segments
             .iter()
             .map(|s| match s {
                 Segment::Param(n) | Segment::CatchAll(n) => n.len(),
                 Segment::Static(_) => 0,
             })
-            .sum();
+            .sum::<usize>()
+            * 2;
         let fits = |n: usize| n < NONE as usize;
         if !fits(self.text.len() + template.len() + names)
-            || !fits(self.nodes.len() + rest.len() + 1)
+            || self.nodes.len() + rest.len() + 1 >= SINGLE as usize
+            || !fits(self.tails.len() + template.len())
             || !fits(self.routes.len() + 1)
+            || !fits(self.param_names.len() + segments.len())
         {
             return Err(InsertError::malformed_at(template, 0, Malformed::TooLarge));
         }
         if self.nodes.is_empty() {
             self.nodes.push(NODE);
+            self.node_names.push((0, 0));
         }
         for segment in rest {
             let child = self.nodes.len() as u32;
+            let mut name = (0, 0);
             let mut new = NODE;
             match segment {
                 Segment::Static(label) => {
-                    if !self.edges.insert(node, label.as_bytes(), child) {
-                        return Err(InsertError::malformed_at(template, 0, Malformed::TooLarge));
-                    }
-                    self.nodes[node as usize].has_statics = true;
+                    let label = label.as_bytes();
+                    let word = first_word(label);
+                    new.word = word;
+                    new.len = label.len() as u32;
+                    new.tail = self.tails.len() as u32;
+                    self.tails
+                        .extend_from_slice(label.get(8..).unwrap_or_default());
+                    let hash = hash_label(word, label);
+                    self.attach_static(node, child, hash);
                 }
-                Segment::Param(name) | Segment::CatchAll(name) => {
-                    new.name_off = self.text.len() as u32;
-                    new.name_len = name.len() as u32;
-                    self.text.push_str(name);
+                Segment::Param(n) | Segment::CatchAll(n) => {
+                    name = (self.text.len() as u32, n.len() as u32);
+                    self.text.push_str(n);
                     let parent = &mut self.nodes[node as usize];
                     match segment {
                         Segment::Param(_) => parent.param = child,
@@ -434,22 +520,68 @@ impl<T> Tree<T> {
                 }
             }
             self.nodes.push(new);
+            self.node_names.push(name);
             node = child;
+        }
+        // The route's parameter names in order (the walk records only value spans).
+        let names = self.param_names.len() as u32;
+        let mut count = 0;
+        for segment in segments {
+            if let Segment::Param(n) | Segment::CatchAll(n) = segment {
+                self.param_names
+                    .push((self.text.len() as u32, n.len() as u32));
+                self.text.push_str(n);
+                count += 1;
+            }
         }
         let template_off = self.text.len() as u32;
         self.text.push_str(template);
         self.nodes[node as usize].route = self.routes.len() as u32;
+        let template_len = template.len() as u32;
         self.routes.push(Route {
             value,
             template_off,
-            template_len: template.len() as u32,
+            template_len,
+            names,
+            count,
         });
         Ok(())
     }
 
+    /// Records `child` (label hash `hash`) as a static child of `parent`. The second static
+    /// child moves both into the hash table.
+    fn attach_static(&mut self, parent: u32, child: u32, hash: u32) {
+        let statics = self.nodes[parent as usize].statics;
+        self.nodes[parent as usize].statics = match statics {
+            NO_STATICS => child | SINGLE,
+            MANY => {
+                self.edges.insert(parent, hash, child);
+                MANY
+            }
+            single => {
+                let first = single & !SINGLE;
+                let f = self.nodes[first as usize];
+                let (t, l) = (f.tail as usize, f.len as usize);
+                let mut label = f.word.to_le_bytes()[..l.min(8)].to_vec();
+                label.extend_from_slice(
+                    self.tails
+                        .get(t..t + l.saturating_sub(8))
+                        .unwrap_or_default(),
+                );
+                self.edges.insert(parent, hash_label(f.word, &label), first);
+                self.edges.insert(parent, hash, child);
+                MANY
+            }
+        };
+    }
+
     fn name(&self, node: u32) -> &str {
-        let n = &self.nodes[node as usize];
-        let (o, l) = (n.name_off as usize, n.name_len as usize);
+        let (o, l) = self
+            .node_names
+            .get(node as usize)
+            .copied()
+            .unwrap_or_default();
+        let (o, l) = (o as usize, l as usize);
         self.text.get(o..o + l).unwrap_or_default()
     }
 
@@ -466,9 +598,13 @@ impl<T> Tree<T> {
                 _ if n.route != NONE => break n.route,
                 _ if n.param != NONE => n.param,
                 _ if n.catch != NONE => n.catch,
-                _ => match self.edges.any_child(node) {
-                    Some(child) => child,
-                    None => break NONE,
+                _ => match n.statics {
+                    NO_STATICS => break NONE,
+                    MANY => match self.edges.any_child(node) {
+                        Some(child) => child,
+                        None => break NONE,
+                    },
+                    single => single & !SINGLE,
                 },
             };
         };
