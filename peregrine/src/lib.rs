@@ -21,5 +21,6 @@
 pub mod date;
 pub mod http1;
 mod method;
+pub mod router;
 
 pub use method::{Method, STANDARD_METHODS};
