@@ -17,8 +17,8 @@ mod simd;
 
 pub use error::ParseError;
 pub use head::{
-    EMPTY_HEADER, Header, HeaderId, KNOWN_HEADERS, KnownHeaders, RequestHead, Status, TargetForm,
-    Version,
+    EMPTY_HEADER, Header, HeaderId, KNOWN_HEADERS, KnownHeaders, RequestHead, Status,
+    TargetForm, Version,
 };
 pub use limits::Limits;
 pub use parse::parse_request;
