@@ -8,11 +8,14 @@
 //! - [`encode`] writes response heads into a reusable buffer.
 
 pub mod chunked;
+mod content_length;
 pub mod encode;
 mod error;
+mod field_syntax;
 pub mod framing;
 mod head;
 mod head_scan;
+mod host;
 mod limits;
 mod parse;
 mod simd;
