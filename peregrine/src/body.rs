@@ -90,6 +90,16 @@ impl Body {
         (BodySender { tx }, Body { kind: Kind::Channel(rx) })
     }
 
+    /// The bytes of a complete body (empty, static or owned), or the body back if it streams.
+    #[inline]
+    pub(crate) fn into_full(self) -> Result<Bytes, Body> {
+        match self.kind {
+            Kind::Empty => Ok(Bytes::new()),
+            Kind::Full(b) => Ok(b),
+            kind => Err(Body { kind }),
+        }
+    }
+
     pub(crate) fn incoming(incoming: Incoming) -> Body {
         Body { kind: Kind::Incoming(incoming) }
     }

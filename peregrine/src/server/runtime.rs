@@ -246,6 +246,24 @@ fn refuse(stream: TcpStream) {
 }
 
 #[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A worker for unit tests that need one.
+    pub(crate) fn worker() -> Rc<Worker> {
+        Rc::new(Worker {
+            config: Config::default(),
+            buffers: BufPool::default(),
+            open: Arc::new(AtomicUsize::new(1)),
+            active: Cell::new(1),
+            draining: Cell::new(false),
+            drain_notify: Notify::new(),
+            idle_notify: Notify::new(),
+        })
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
