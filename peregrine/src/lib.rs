@@ -19,6 +19,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod date;
+pub mod files;
 pub mod http1;
 mod method;
 

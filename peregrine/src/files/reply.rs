@@ -1,0 +1,265 @@
+//! The answer of the static-file decision: status, headers and a body source.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::fs::File;
+use std::io;
+
+use bytes::{Bytes, BytesMut};
+
+use super::conditional::Validators;
+use super::encoding::Coding;
+
+/// A short string stored inline (header values we format per request, without allocating).
+#[derive(Clone, Copy)]
+pub(crate) struct Text<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Text<N> {
+    pub(crate) const fn new() -> Self {
+        Text {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    #[cfg(test)]
+    pub(crate) fn push_str(&mut self, s: &str) {
+        let _ = fmt::Write::write_str(self, s);
+    }
+}
+
+impl<const N: usize> fmt::Write for Text<N> {
+    /// Writes all of `s` or nothing (the value stays a whole, valid string).
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl<const N: usize> fmt::Debug for Text<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&String::from_utf8_lossy(self.as_bytes()), f)
+    }
+}
+
+/// Where the content of a [`FileReply`] comes from.
+#[derive(Debug)]
+pub enum FileBody {
+    /// No content: HEAD, 304, 412, 416, redirects.
+    Empty,
+    /// Content held in memory: a directory listing or a short error message.
+    Bytes(Bytes),
+    /// A span of an open file, to be read in chunks with [`FileSpan::read_chunk`].
+    File(FileSpan),
+}
+
+/// A byte span of an open file: the content of a 200 or 206 answer.
+///
+/// The file is never read whole: [`FileSpan::read_chunk`] reads at most one chunk per call
+/// with positioned reads (`pread`), so memory stays flat whatever the file size.
+#[derive(Debug)]
+pub struct FileSpan {
+    file: File,
+    offset: u64,
+    remaining: u64,
+}
+
+impl FileSpan {
+    pub(crate) fn new(file: File, offset: u64, len: u64) -> FileSpan {
+        FileSpan {
+            file,
+            offset,
+            remaining: len,
+        }
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> u64 {
+        self.remaining
+    }
+
+    /// The offset of the next byte to read.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The open file (for `sendfile` and similar zero-copy paths).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Reads the next chunk of at most `max` bytes; `Ok(None)` once the span is done.
+    ///
+    /// Blocking (a positioned read on the file).
+    ///
+    /// # Errors
+    /// An I/O error from the read, or `UnexpectedEof` when the file shrank after the answer
+    /// was decided: its length was already promised, so the caller must end the connection
+    /// rather than finish the message.
+    pub fn read_chunk(&mut self, max: usize) -> io::Result<Option<Bytes>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        let want = usize::try_from(self.remaining)
+            .unwrap_or(usize::MAX)
+            .min(max.max(1));
+        let mut buf = BytesMut::zeroed(want);
+        let mut filled = 0;
+        while filled < want {
+            match read_at(&self.file, &mut buf[filled..], self.offset + filled as u64) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "file shrank while being served",
+                    ));
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.offset += want as u64;
+        self.remaining -= want as u64;
+        Ok(Some(buf.freeze()))
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// The decided answer to a static-file request: status, headers and body source.
+///
+/// Headers are kept typed and formatted into inline buffers, so deciding does not allocate
+/// for them; [`FileReply::for_each_header`] hands them to whatever writes the response.
+#[derive(Debug)]
+pub struct FileReply {
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<Cow<'static, str>>,
+    pub(crate) content_length: Option<u64>,
+    pub(crate) validators: Option<Validators>,
+    pub(crate) cache_control: Option<Bytes>,
+    pub(crate) content_range: Option<Text<64>>,
+    pub(crate) content_encoding: Option<Coding>,
+    pub(crate) vary_accept_encoding: bool,
+    pub(crate) allow: bool,
+    pub(crate) accept_ranges: bool,
+    pub(crate) location: Option<String>,
+    pub(crate) body: FileBody,
+}
+
+impl FileReply {
+    pub(crate) fn new(status: u16) -> FileReply {
+        FileReply {
+            status,
+            content_type: None,
+            content_length: None,
+            validators: None,
+            cache_control: None,
+            content_range: None,
+            content_encoding: None,
+            vary_accept_encoding: false,
+            allow: false,
+            accept_ranges: false,
+            location: None,
+            body: FileBody::Empty,
+        }
+    }
+
+    /// A short plain-text answer (errors); for HEAD the same headers and no body.
+    pub(crate) fn text(status: u16, message: &'static str, head: bool) -> FileReply {
+        let mut r = FileReply::new(status);
+        r.content_type = Some(Cow::Borrowed("text/plain; charset=utf-8"));
+        r.content_length = Some(message.len() as u64);
+        if !head {
+            r.body = FileBody::Bytes(Bytes::from_static(message.as_bytes()));
+        }
+        r
+    }
+
+    /// The status code.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The length of the content this answer describes, for `Content-Length`.
+    ///
+    /// For HEAD it is the length a GET would send (RFC 9110 §9.3.2) while the body is empty.
+    /// `None` for 304, which must not carry a Content-Length other than the 200's
+    /// (RFC 9110 §8.6): the writer should send none.
+    pub fn content_length(&self) -> Option<u64> {
+        self.content_length
+    }
+
+    /// Calls `f` with every header field of the answer, except `Content-Length` (see
+    /// [`FileReply::content_length`]) and `Date` (the server's).
+    pub fn for_each_header(&self, mut f: impl FnMut(&'static str, &[u8])) {
+        if let Some(ct) = &self.content_type {
+            f("content-type", ct.as_bytes());
+        }
+        if let Some(v) = &self.validators {
+            f("etag", v.etag.as_bytes());
+            if let Some(lm) = v.last_modified_text() {
+                f("last-modified", lm.as_bytes());
+            }
+        }
+        if let Some(cc) = &self.cache_control {
+            f("cache-control", cc);
+        }
+        if let Some(cr) = &self.content_range {
+            f("content-range", cr.as_bytes());
+        }
+        if let Some(ce) = self.content_encoding {
+            f("content-encoding", ce.as_str().as_bytes());
+        }
+        if self.vary_accept_encoding {
+            f("vary", b"accept-encoding");
+        }
+        if self.accept_ranges {
+            f("accept-ranges", b"bytes");
+        }
+        if self.allow {
+            f("allow", b"GET, HEAD");
+        }
+        if let Some(loc) = &self.location {
+            f("location", loc.as_bytes());
+        }
+    }
+
+    /// The value of one header field (name in lower case), for tests and logging.
+    pub fn header(&self, name: &str) -> Option<Vec<u8>> {
+        let mut out = None;
+        self.for_each_header(|n, v| {
+            if out.is_none() && n == name {
+                out = Some(v.to_vec());
+            }
+        });
+        out
+    }
+
+    /// The body source.
+    pub fn body(&self) -> &FileBody {
+        &self.body
+    }
+
+    /// Takes the body source out of the answer.
+    pub fn into_body(self) -> FileBody {
+        self.body
+    }
+}
