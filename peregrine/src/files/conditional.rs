@@ -4,16 +4,22 @@
 use std::fs::Metadata;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use http::HeaderValue;
+
 use super::encoding::Coding;
 use super::reply::Text;
 
 /// The validators of one selected representation (the file, or its precompressed sibling).
-#[derive(Clone, Copy, Debug)]
+///
+/// Held as ready header values: a cached file answers without formatting anything.
+#[derive(Clone, Debug)]
 pub(crate) struct Validators {
     /// A strong entity-tag, quotes included (RFC 9110 §8.8.3).
-    pub(crate) etag: Text<72>,
+    pub(crate) etag: HeaderValue,
     /// The modification time in whole seconds since the epoch; `None` before 1970.
     pub(crate) last_modified: Option<u64>,
+    /// `last_modified` as an IMF-fixdate (RFC 9110 §8.8.2, §5.6.7).
+    pub(crate) last_modified_value: Option<HeaderValue>,
 }
 
 impl Validators {
@@ -30,7 +36,7 @@ impl Validators {
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok());
         let nanos = mtime.map_or(0, |d| d.as_nanos());
-        let mut etag = Text::new();
+        let mut etag = Text::<72>::new();
         let _ = std::fmt::Write::write_fmt(
             &mut etag,
             format_args!(
@@ -41,15 +47,15 @@ impl Validators {
                 coding.map_or("", Coding::tag_suffix)
             ),
         );
+        let last_modified = mtime.map(|d| d.as_secs());
         Validators {
-            etag,
-            last_modified: mtime.map(|d| d.as_secs()),
+            // Hex digits, dashes and quotes: always a valid field value.
+            etag: HeaderValue::from_bytes(etag.as_bytes())
+                .unwrap_or(HeaderValue::from_static("\"\"")),
+            last_modified,
+            last_modified_value: last_modified
+                .and_then(|secs| HeaderValue::from_bytes(format_http_date(secs).as_bytes()).ok()),
         }
-    }
-
-    /// The `Last-Modified` value as an IMF-fixdate (RFC 9110 §8.8.2, §5.6.7).
-    pub(crate) fn last_modified_text(&self) -> Option<Text<29>> {
-        self.last_modified.map(format_http_date)
     }
 }
 
@@ -233,11 +239,10 @@ mod tests {
     const LM_TEXT: &[u8] = b"Sun, 06 Nov 1994 08:49:37 GMT";
 
     fn validators() -> Validators {
-        let mut etag = Text::new();
-        etag.push_str(TAG);
         Validators {
-            etag,
+            etag: HeaderValue::from_static(TAG),
             last_modified: Some(LM),
+            last_modified_value: None,
         }
     }
 

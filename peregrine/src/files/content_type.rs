@@ -28,6 +28,15 @@ pub(crate) fn for_path(path: &Path) -> Cow<'static, str> {
     }
 }
 
+/// [`for_path`] as a header value.
+pub(crate) fn value_for_path(path: &Path) -> http::HeaderValue {
+    match for_path(path) {
+        Cow::Borrowed(s) => http::HeaderValue::from_static(s),
+        Cow::Owned(s) => http::HeaderValue::try_from(s)
+            .unwrap_or(http::HeaderValue::from_static("application/octet-stream")),
+    }
+}
+
 fn is_text(t: &str) -> bool {
     t.starts_with("text/")
         || t.ends_with("+xml")

@@ -16,11 +16,14 @@
 //! let reply = files.respond(&FileRequest::new(Method::Get, b"/hello.txt"));
 //! assert_eq!(reply.status(), 200);
 //! assert_eq!(reply.content_length(), Some(5));
-//! assert_eq!(reply.header("content-type").as_deref(), Some(&b"text/plain; charset=utf-8"[..]));
+//! assert_eq!(reply.header("content-type").unwrap(), "text/plain; charset=utf-8");
 //!
 //! // A conditional request with the same ETag is answered 304.
 //! let etag = reply.header("etag").unwrap();
-//! let again = FileRequest { if_none_match: Some(&etag), ..FileRequest::new(Method::Get, b"/hello.txt") };
+//! let again = FileRequest {
+//!     if_none_match: Some(etag.as_bytes()),
+//!     ..FileRequest::new(Method::Get, b"/hello.txt")
+//! };
 //! assert_eq!(files.respond(&again).status(), 304);
 //!
 //! // Traversal never leaves the root.
@@ -52,6 +55,7 @@
 //! listings `readdir`). On a local disk these take microseconds and the server may call it on
 //! its worker thread; on a network file system run it on a blocking pool.
 
+mod cache;
 mod conditional;
 mod content_type;
 mod encoding;
@@ -62,10 +66,14 @@ mod resolve;
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http::HeaderValue;
 
 use crate::Method;
+use cache::{FileCache, Repr, Resolved};
 use conditional::{Conditions, Precondition, Validators};
 use range::RangeOutcome;
 use resolve::{OpenError, Opened, PathError};
@@ -126,6 +134,8 @@ impl<'a> FileRequest<'a> {
 
 /// Serves the files beneath one directory.
 ///
+/// Cloning is cheap and clones share the open-file cache.
+///
 /// # Examples
 /// ```
 /// use peregrine::files::ServeDir;
@@ -139,13 +149,18 @@ pub struct ServeDir {
     listing: bool,
     hide_dotfiles: bool,
     precompressed: bool,
-    cache_control: Option<Bytes>,
+    cache_control: Option<HeaderValue>,
+    cache: Option<Arc<FileCache>>,
 }
+
+/// Resolutions kept by the open-file cache at most (see [`ServeDir::cache_ttl`]).
+const CACHE_ENTRIES: usize = 512;
 
 impl ServeDir {
     /// Serves `root`, which is resolved to its canonical path now.
     ///
-    /// Defaults: listings on, dotfiles hidden, precompressed siblings on, no Cache-Control.
+    /// Defaults: listings on, dotfiles hidden, precompressed siblings on, no Cache-Control,
+    /// no open-file cache.
     ///
     /// # Errors
     /// The error of resolving `root` (e.g. `NotFound`), or `NotADirectory` when it is not a
@@ -164,6 +179,7 @@ impl ServeDir {
             hide_dotfiles: true,
             precompressed: true,
             cache_control: None,
+            cache: None,
         })
     }
 
@@ -177,30 +193,48 @@ impl ServeDir {
     /// (default `true`; turn off to serve e.g. `.well-known/`).
     pub fn hidden_dotfiles(mut self, hide: bool) -> ServeDir {
         self.hide_dotfiles = hide;
-        self
+        self.reset_cache()
     }
 
     /// Whether `NAME.br` / `NAME.gz` siblings are looked for (default `true`). Off saves the
     /// lookups when no such files exist.
     pub fn precompressed(mut self, on: bool) -> ServeDir {
         self.precompressed = on;
-        self
+        self.reset_cache()
     }
 
     /// A `Cache-Control` value sent with every file and listing (default none).
     ///
-    /// A value holding bytes that cannot appear in a header field (CR, LF, NUL, other controls
-    /// but tab) is dropped.
+    /// A value that is not a valid field value (CR, LF, NUL or other controls) is dropped.
     pub fn cache_control(mut self, value: Option<String>) -> ServeDir {
-        self.cache_control = value
-            .filter(|v| v.bytes().all(|b| b == b'\t' || (b >= 0x20 && b != 0x7f)))
-            .map(Bytes::from);
+        self.cache_control = value.and_then(|v| HeaderValue::try_from(v).ok());
+        self
+    }
+
+    /// Keeps resolved files (open descriptors, validators, and the contents of files up to
+    /// 32 KiB) for `ttl`, like nginx's `open_file_cache` with `open_file_cache_valid` (default
+    /// `None`: every request resolves the path afresh).
+    ///
+    /// A cache hit answers without any system call. The cost: a file changed, replaced or
+    /// removed within `ttl` of its last resolution is still answered from the snapshot taken
+    /// then (contents, length and validators stay consistent with each other). At most 512
+    /// paths are kept; when full, paths new within the time-to-live go uncached.
+    pub fn cache_ttl(mut self, ttl: Option<Duration>) -> ServeDir {
+        self.cache = ttl
+            .filter(|t| !t.is_zero())
+            .map(|t| Arc::new(FileCache::new(t, CACHE_ENTRIES)));
         self
     }
 
     /// The canonical root directory.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// A configuration change may change resolutions: start from an empty cache.
+    fn reset_cache(mut self) -> ServeDir {
+        self.cache = self.cache.as_ref().map(|c| Arc::new(c.emptied()));
+        self
     }
 
     /// Decides the answer to one request. Blocking (see the module docs); never panics and
@@ -217,6 +251,12 @@ impl ServeDir {
             }
         };
         let raw = req.path.split(|&b| b == b'?').next().unwrap_or_default();
+        let now = self.cache.as_ref().map(|_| Instant::now());
+        if let (Some(cache), Some(now)) = (&self.cache, now) {
+            if let Some(resolved) = cache.get(raw, now) {
+                return self.answer(req, head, &resolved);
+            }
+        }
         let path = match resolve::decode(raw, self.hide_dotfiles) {
             Ok(p) => p,
             Err(PathError::BadRequest) => return FileReply::text(400, "400 Bad Request\n", head),
@@ -227,39 +267,48 @@ impl ServeDir {
             Ok(o) => o,
             Err(e) => return open_error(e, head),
         };
-        if opened.meta.is_file() {
+        let resolved = if opened.meta.is_file() {
             // `/file.txt/` names a directory that does not exist.
             if path.trailing_slash {
                 return not_found(head);
             }
-            return self.serve_file(req, head, &full, opened);
-        }
-        // A directory. Relative references in it (listing links, index.html assets) only
-        // resolve correctly under a URL ending in "/": redirect (RFC 9110 §15.4.2).
-        if !path.trailing_slash && !path.rel.is_empty() {
-            let mut r = FileReply::new(301);
-            r.location = Some(format!("{}/", path.last_raw));
-            r.content_length = Some(0);
-            return r;
-        }
-        let index = full.join("index.html");
-        if let Ok(o) = resolve::open_beneath(&self.root, &index, self.hide_dotfiles) {
-            if o.meta.is_file() {
-                return self.serve_file(req, head, &index, o);
+            self.resolve_file(&full, opened)
+        } else {
+            // A directory. Relative references in it (listing links, index.html assets) only
+            // resolve under a URL ending in "/": redirect (RFC 9110 §15.4.2).
+            if !path.trailing_slash && !path.rel.is_empty() {
+                let mut r = FileReply::new(301);
+                r.location = HeaderValue::try_from(format!("{}/", path.last_raw)).ok();
+                r.content_length = Some(0);
+                return r;
             }
+            let index = full.join("index.html");
+            match resolve::open_beneath(&self.root, &index, self.hide_dotfiles) {
+                Ok(o) if o.meta.is_file() => self.resolve_file(&index, o),
+                _ => return self.directory(head, &path.rel, &opened),
+            }
+        };
+        let resolved = Arc::new(resolved);
+        if let (Some(cache), Some(now)) = (&self.cache, now) {
+            cache.insert(raw, resolved.clone(), now);
         }
+        self.answer(req, head, &resolved)
+    }
+
+    /// The listing of a directory without `index.html`, or 403 when listings are off.
+    fn directory(&self, head: bool, rel: &str, opened: &Opened) -> FileReply {
         if !self.listing {
             return FileReply::text(403, "403 Forbidden\n", head);
         }
-        let shown = if path.rel.is_empty() {
+        let shown = if rel.is_empty() {
             "/".to_owned()
         } else {
-            format!("/{}/", path.rel)
+            format!("/{rel}/")
         };
         match listing::render(&opened.real, &self.root, &shown, self.hide_dotfiles) {
             Ok(html) => {
                 let mut r = FileReply::new(200);
-                r.content_type = Some("text/html; charset=utf-8".into());
+                r.content_type = Some(HeaderValue::from_static("text/html; charset=utf-8"));
                 r.content_length = Some(html.len() as u64);
                 r.cache_control = self.cache_control.clone();
                 if !head {
@@ -267,34 +316,50 @@ impl ServeDir {
                 }
                 r
             }
-            Err(e) => open_error(
-                if e.kind() == io::ErrorKind::PermissionDenied {
-                    OpenError::Forbidden
-                } else {
-                    OpenError::NotFound
-                },
-                head,
-            ),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                open_error(OpenError::Forbidden, head)
+            }
+            Err(_) => not_found(head),
         }
     }
 
-    /// Answers for a regular file: sibling selection, preconditions, range.
-    fn serve_file(
-        &self,
-        req: &FileRequest<'_>,
-        head: bool,
-        full: &Path,
-        opened: Opened,
-    ) -> FileReply {
-        let content_type = content_type::for_path(full);
-        let (file, meta, coding, vary) = self.select_encoding(req, full, opened);
-        let validators = Validators::from_meta(&meta, coding);
-        let len = meta.len();
+    /// Gathers what answering needs about a regular file: its representations and type.
+    fn resolve_file(&self, full: &Path, opened: Opened) -> Resolved {
+        let inline = self.cache.is_some();
+        let mut siblings = [None, None];
+        if self.precompressed {
+            for (slot, c) in siblings.iter_mut().zip(Coding::ALL) {
+                let mut p = full.as_os_str().to_owned();
+                p.push(c.extension());
+                *slot = match resolve::open_beneath(&self.root, Path::new(&p), self.hide_dotfiles) {
+                    Ok(o) if o.meta.is_file() => Some(repr(o, Some(c), inline)),
+                    _ => None,
+                };
+            }
+        }
+        Resolved {
+            content_type: content_type::value_for_path(full),
+            identity: repr(opened, None, inline),
+            siblings,
+        }
+    }
+
+    /// Answers from a resolved file: sibling choice, preconditions, range.
+    fn answer(&self, req: &FileRequest<'_>, head: bool, resolved: &Resolved) -> FileReply {
+        // RFC 9110 §12.5.3: the best acceptable coding that has a sibling, else identity.
+        let (coding, rep) = encoding::preferred(req.accept_encoding)
+            .into_iter()
+            .flatten()
+            .find_map(|c| resolved.sibling(c).map(|r| (Some(c), r)))
+            .unwrap_or((None, &resolved.identity));
+        let len = rep.len;
 
         let mut r = FileReply::new(200);
-        r.validators = Some(validators);
+        r.validators = Some(rep.validators.clone());
         r.cache_control = self.cache_control.clone();
-        r.vary_accept_encoding = vary;
+        // RFC 9110 §12.5.5: the answer varies with Accept-Encoding whenever a sibling exists,
+        // whether or not it was chosen this time.
+        r.vary_accept_encoding = resolved.has_siblings();
         r.accept_ranges = true;
 
         let conditions = Conditions {
@@ -303,7 +368,7 @@ impl ServeDir {
             if_none_match: req.if_none_match,
             if_modified_since: req.if_modified_since,
         };
-        match conditional::evaluate(&conditions, &validators) {
+        match conditional::evaluate(&conditions, &rep.validators) {
             Precondition::Proceed => {}
             Precondition::NotModified => {
                 // RFC 9110 §15.4.5: a 304 carries the validators, Cache-Control and Vary a 200
@@ -317,7 +382,7 @@ impl ServeDir {
                 return r;
             }
         }
-        r.content_type = Some(content_type);
+        r.content_type = Some(resolved.content_type.clone());
         r.content_encoding = coding;
 
         // RFC 9110 §14.2: range handling is defined for GET only; a Range on HEAD is ignored.
@@ -327,7 +392,7 @@ impl ServeDir {
                 if !head
                     && req
                         .if_range
-                        .is_none_or(|ir| conditional::if_range_holds(ir, &validators)) =>
+                        .is_none_or(|ir| conditional::if_range_holds(ir, &rep.validators)) =>
             {
                 range::evaluate(range, len)
             }
@@ -337,13 +402,13 @@ impl ServeDir {
             RangeOutcome::Full => (0, len),
             RangeOutcome::Partial { start, end } => {
                 r.status = 206;
-                r.content_range = Some(content_range(format_args!("bytes {start}-{end}/{len}")));
+                r.content_range = content_range(format_args!("bytes {start}-{end}/{len}"));
                 (start, end - start + 1)
             }
             RangeOutcome::Unsatisfiable => {
                 // RFC 9110 §15.5.17: 416 with the current length in `Content-Range: bytes */len`.
                 r.status = 416;
-                r.content_range = Some(content_range(format_args!("bytes */{len}")));
+                r.content_range = content_range(format_args!("bytes */{len}"));
                 r.content_type = None;
                 r.content_encoding = None;
                 r.content_length = Some(0);
@@ -351,42 +416,50 @@ impl ServeDir {
             }
         };
         r.content_length = Some(count);
-        if !head && count > 0 {
-            r.body = FileBody::File(FileSpan::new(file, offset, count));
+        if head || count == 0 {
+            return r;
         }
+        r.body = match (&rep.contents, &rep.file) {
+            (Some(all), _) => {
+                // Offsets are below `len`, which is the length of `all`.
+                let (a, b) = (offset as usize, (offset + count) as usize);
+                FileBody::Bytes(all.slice(a..b.min(all.len())))
+            }
+            (None, Some(file)) => FileBody::File(FileSpan::new(file.clone(), offset, count)),
+            (None, None) => FileBody::Empty,
+        };
         r
     }
+}
 
-    /// Picks the best acceptable sibling, if any: returns the file to send, its metadata, its
-    /// coding, and whether a sibling exists at all (for `Vary`, RFC 9110 §12.5.5: the answer
-    /// depends on Accept-Encoding whenever another coding could have been chosen).
-    fn select_encoding(
-        &self,
-        req: &FileRequest<'_>,
-        full: &Path,
-        opened: Opened,
-    ) -> (std::fs::File, std::fs::Metadata, Option<Coding>, bool) {
-        if !self.precompressed {
-            return (opened.file, opened.meta, None, false);
-        }
-        let sibling = |c: Coding| {
-            let mut p = full.as_os_str().to_owned();
-            p.push(c.extension());
-            PathBuf::from(p)
+/// A representation from an opened file; with `inline` (the cache is on), a small file is
+/// read into memory now and its descriptor closed.
+fn repr(o: Opened, coding: Option<Coding>, inline: bool) -> Repr {
+    let validators = Validators::from_meta(&o.meta, coding);
+    let len = o.meta.len();
+    let file = Arc::new(o.file);
+    if inline && len <= cache::INLINE_MAX {
+        let contents = if len == 0 {
+            Ok(Some(Bytes::new()))
+        } else {
+            FileSpan::new(file.clone(), 0, len).read_chunk(len as usize)
         };
-        let wanted = encoding::preferred(req.accept_encoding);
-        for c in wanted.into_iter().flatten() {
-            if let Ok(o) = resolve::open_beneath(&self.root, &sibling(c), self.hide_dotfiles) {
-                if o.meta.is_file() {
-                    return (o.file, o.meta, Some(c), true);
-                }
-            }
+        if let Ok(Some(all)) = contents {
+            return Repr {
+                file: None,
+                len,
+                validators,
+                contents: Some(all),
+            };
         }
-        let vary = Coding::ALL
-            .into_iter()
-            .filter(|c| !wanted.contains(&Some(*c)))
-            .any(|c| std::fs::metadata(sibling(c)).is_ok_and(|m| m.is_file()));
-        (opened.file, opened.meta, None, vary)
+        // A read error, or a file that shrank meanwhile: read at answer time instead, where
+        // the error ends the connection.
+    }
+    Repr {
+        file: Some(file),
+        len,
+        validators,
+        contents: None,
     }
 }
 
@@ -401,10 +474,10 @@ fn open_error(e: OpenError, head: bool) -> FileReply {
     }
 }
 
-fn content_range(args: std::fmt::Arguments<'_>) -> reply::Text<64> {
-    let mut t = reply::Text::new();
-    let _ = std::fmt::Write::write_fmt(&mut t, args);
-    t
+fn content_range(args: std::fmt::Arguments<'_>) -> Option<HeaderValue> {
+    let mut t = reply::Text::<64>::new();
+    std::fmt::Write::write_fmt(&mut t, args).ok()?;
+    HeaderValue::from_bytes(t.as_bytes()).ok()
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! The answer of the static-file decision: status, headers and a body source.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::fs::File;
 use std::io;
+use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
+use http::{HeaderName, HeaderValue};
 
 use super::conditional::Validators;
 use super::encoding::Coding;
@@ -27,11 +28,6 @@ impl<const N: usize> Text<N> {
 
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
-    }
-
-    #[cfg(test)]
-    pub(crate) fn push_str(&mut self, s: &str) {
-        let _ = fmt::Write::write_str(self, s);
     }
 }
 
@@ -69,13 +65,13 @@ pub enum FileBody {
 /// with positioned reads (`pread`), so memory stays flat whatever the file size.
 #[derive(Debug)]
 pub struct FileSpan {
-    file: File,
+    file: Arc<File>,
     offset: u64,
     remaining: u64,
 }
 
 impl FileSpan {
-    pub(crate) fn new(file: File, offset: u64, len: u64) -> FileSpan {
+    pub(crate) fn new(file: Arc<File>, offset: u64, len: u64) -> FileSpan {
         FileSpan {
             file,
             offset,
@@ -146,21 +142,22 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
 
 /// The decided answer to a static-file request: status, headers and body source.
 ///
-/// Headers are kept typed and formatted into inline buffers, so deciding does not allocate
-/// for them; [`FileReply::for_each_header`] hands them to whatever writes the response.
+/// Header values are [`HeaderValue`]s that a cached file shares between answers, so a cache
+/// hit formats and allocates nothing for them; [`FileReply::for_each_header`] hands them to
+/// whatever writes the response.
 #[derive(Debug)]
 pub struct FileReply {
     pub(crate) status: u16,
-    pub(crate) content_type: Option<Cow<'static, str>>,
+    pub(crate) content_type: Option<HeaderValue>,
     pub(crate) content_length: Option<u64>,
     pub(crate) validators: Option<Validators>,
-    pub(crate) cache_control: Option<Bytes>,
-    pub(crate) content_range: Option<Text<64>>,
+    pub(crate) cache_control: Option<HeaderValue>,
+    pub(crate) content_range: Option<HeaderValue>,
     pub(crate) content_encoding: Option<Coding>,
     pub(crate) vary_accept_encoding: bool,
     pub(crate) allow: bool,
     pub(crate) accept_ranges: bool,
-    pub(crate) location: Option<String>,
+    pub(crate) location: Option<HeaderValue>,
     pub(crate) body: FileBody,
 }
 
@@ -185,7 +182,7 @@ impl FileReply {
     /// A short plain-text answer (errors); for HEAD the same headers and no body.
     pub(crate) fn text(status: u16, message: &'static str, head: bool) -> FileReply {
         let mut r = FileReply::new(status);
-        r.content_type = Some(Cow::Borrowed("text/plain; charset=utf-8"));
+        r.content_type = Some(HeaderValue::from_static("text/plain; charset=utf-8"));
         r.content_length = Some(message.len() as u64);
         if !head {
             r.body = FileBody::Bytes(Bytes::from_static(message.as_bytes()));
@@ -209,45 +206,52 @@ impl FileReply {
 
     /// Calls `f` with every header field of the answer, except `Content-Length` (see
     /// [`FileReply::content_length`]) and `Date` (the server's).
-    pub fn for_each_header(&self, mut f: impl FnMut(&'static str, &[u8])) {
+    pub fn for_each_header(&self, mut f: impl FnMut(HeaderName, &HeaderValue)) {
+        use http::header;
+        const BYTES: HeaderValue = HeaderValue::from_static("bytes");
+        const ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
+        const GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
         if let Some(ct) = &self.content_type {
-            f("content-type", ct.as_bytes());
+            f(header::CONTENT_TYPE, ct);
         }
         if let Some(v) = &self.validators {
-            f("etag", v.etag.as_bytes());
-            if let Some(lm) = v.last_modified_text() {
-                f("last-modified", lm.as_bytes());
+            f(header::ETAG, &v.etag);
+            if let Some(lm) = &v.last_modified_value {
+                f(header::LAST_MODIFIED, lm);
             }
         }
         if let Some(cc) = &self.cache_control {
-            f("cache-control", cc);
+            f(header::CACHE_CONTROL, cc);
         }
         if let Some(cr) = &self.content_range {
-            f("content-range", cr.as_bytes());
+            f(header::CONTENT_RANGE, cr);
         }
         if let Some(ce) = self.content_encoding {
-            f("content-encoding", ce.as_str().as_bytes());
+            f(
+                header::CONTENT_ENCODING,
+                &HeaderValue::from_static(ce.as_str()),
+            );
         }
         if self.vary_accept_encoding {
-            f("vary", b"accept-encoding");
+            f(header::VARY, &ACCEPT_ENCODING);
         }
         if self.accept_ranges {
-            f("accept-ranges", b"bytes");
+            f(header::ACCEPT_RANGES, &BYTES);
         }
         if self.allow {
-            f("allow", b"GET, HEAD");
+            f(header::ALLOW, &GET_HEAD);
         }
         if let Some(loc) = &self.location {
-            f("location", loc.as_bytes());
+            f(header::LOCATION, loc);
         }
     }
 
     /// The value of one header field (name in lower case), for tests and logging.
-    pub fn header(&self, name: &str) -> Option<Vec<u8>> {
+    pub fn header(&self, name: &str) -> Option<HeaderValue> {
         let mut out = None;
         self.for_each_header(|n, v| {
-            if out.is_none() && n == name {
-                out = Some(v.to_vec());
+            if out.is_none() && n.as_str() == name {
+                out = Some(v.clone());
             }
         });
         out
