@@ -18,9 +18,19 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod body;
 pub mod date;
 pub mod files;
+mod handler;
 pub mod http1;
 mod method;
+mod request;
+mod response;
+pub mod server;
 
+pub use body::{Body, BodyError, BodySender};
+pub use handler::Handler;
 pub use method::{Method, STANDARD_METHODS};
+pub use request::{Headers, INLINE_HEADERS, Request};
+pub use response::{HeaderList, IntoResponse, Response};
+pub use server::{Server, ServerHandle};

@@ -66,7 +66,11 @@ const fn word(s: &[u8]) -> u64 {
 }
 
 const fn mask(len: usize) -> u64 {
-    if len >= 8 { u64::MAX } else { (1u64 << (len * 8)) - 1 }
+    if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (len * 8)) - 1
+    }
 }
 
 // Each entry: the method followed by its terminating space, as a little-endian word, and the mask
@@ -141,7 +145,10 @@ impl Method {
 
     /// Safe methods do not request a state change (RFC 9110 §9.2.1).
     pub const fn is_safe(self) -> bool {
-        matches!(self, Method::Get | Method::Head | Method::Options | Method::Trace)
+        matches!(
+            self,
+            Method::Get | Method::Head | Method::Options | Method::Trace
+        )
     }
 
     /// Idempotent methods may be retried automatically (RFC 9110 §9.2.2).
@@ -171,7 +178,11 @@ mod tests {
         for m in STANDARD_METHODS {
             let text = m.as_str().unwrap();
             let line = format!("{text} /index.html HTTP/1.1\r\n");
-            assert_eq!(Method::recognize_prefix(line.as_bytes()), Some((m, text.len())), "{text}");
+            assert_eq!(
+                Method::recognize_prefix(line.as_bytes()),
+                Some((m, text.len())),
+                "{text}"
+            );
             assert_eq!(Method::from_token(text.as_bytes()), m);
         }
     }
@@ -184,12 +195,36 @@ mod tests {
             token: Method,
         }
         let cases = [
-            Case { input: b"get / HTTP/1.1", prefix: None, token: Method::Extension },
-            Case { input: b"GETS / HTTP/1.1", prefix: None, token: Method::Extension },
-            Case { input: b"GET/ HTTP/1.1", prefix: None, token: Method::Extension },
-            Case { input: b"POS / HTTP/1.1", prefix: None, token: Method::Extension },
-            Case { input: b"PROPFIND / HTTP/1.1", prefix: None, token: Method::Extension },
-            Case { input: b"GET ", prefix: None, token: Method::Extension },
+            Case {
+                input: b"get / HTTP/1.1",
+                prefix: None,
+                token: Method::Extension,
+            },
+            Case {
+                input: b"GETS / HTTP/1.1",
+                prefix: None,
+                token: Method::Extension,
+            },
+            Case {
+                input: b"GET/ HTTP/1.1",
+                prefix: None,
+                token: Method::Extension,
+            },
+            Case {
+                input: b"POS / HTTP/1.1",
+                prefix: None,
+                token: Method::Extension,
+            },
+            Case {
+                input: b"PROPFIND / HTTP/1.1",
+                prefix: None,
+                token: Method::Extension,
+            },
+            Case {
+                input: b"GET ",
+                prefix: None,
+                token: Method::Get,
+            },
         ];
         for c in cases {
             assert_eq!(Method::recognize_prefix(c.input), c.prefix, "{:?}", c.input);

@@ -1,1 +1,474 @@
-//! Response head encoder. PLACEHOLDER.
+//! The response head encoder (RFC 9112 §4, §5, §6; RFC 9110 §5.5, §8.6): status line, fields,
+//! the framing fields and the connection signal, appended to a reusable buffer.
+//!
+//! Sans-I/O: the caller passes the Date value (see [`crate::date::now`]), so this module reads
+//! no clock. Once the buffer has capacity, encoding a head allocates nothing
+//! (`tests/http1_encode_alloc.rs` proves it with a counting allocator).
+
+use std::fmt;
+
+use super::Version;
+use super::field_syntax::{has_value_ctl, is_token};
+use super::framing::BodyLength;
+use crate::date::ImfFixdate;
+
+/// Why a response head was not encoded. Each is a bug in the code building the response, not
+/// in a peer's input; nothing is appended to the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// A status code outside 100..=999 (RFC 9110 §15: three digits).
+    InvalidStatus,
+    /// A field name that is empty or not a token: it could hold CR, LF, `:` or SP and inject
+    /// fields (RFC 9110 §5.1).
+    InvalidHeaderName,
+    /// A field value holding CR, LF, NUL or another control byte: response splitting
+    /// (RFC 9110 §5.5: "Field values containing CR, LF, or NUL characters are invalid and
+    /// dangerous").
+    InvalidHeaderValue,
+    /// A Content-Length or Transfer-Encoding field among the caller's fields: framing is the
+    /// encoder's job, from the [`BodyLength`] given, so the two can never disagree.
+    FramingHeader,
+    /// A body on a 1xx or 204 response (RFC 9110 §15.2, §15.3.5: they end at the empty line).
+    BodyNotAllowed,
+    /// Chunked framing for an HTTP/1.0 request (RFC 9112 §6.1: "A server MUST NOT send a
+    /// response containing Transfer-Encoding unless the corresponding request indicates
+    /// HTTP/1.1"); use [`BodyLength::CloseDelimited`] or a length.
+    ChunkedInHttp10,
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EncodeError::InvalidStatus => "status code outside 100..=999",
+            EncodeError::InvalidHeaderName => "header name is not a token",
+            EncodeError::InvalidHeaderValue => "header value holds a control byte",
+            EncodeError::FramingHeader => "Content-Length/Transfer-Encoding set by hand",
+            EncodeError::BodyNotAllowed => "body on a 1xx or 204 response",
+            EncodeError::ChunkedInHttp10 => "chunked response to an HTTP/1.0 request",
+        })
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// The parts of a response head the encoder writes.
+///
+/// # Examples
+/// ```
+/// use peregrine::http1::encode::{encode_head, ResponseHead};
+/// use peregrine::http1::framing::BodyLength;
+/// let mut out = Vec::with_capacity(256);
+/// let head = ResponseHead { close: true, ..ResponseHead::new(404, &[("Content-Type", b"text/plain")]) };
+/// encode_head(&head, BodyLength::Length(9), &mut out)?;
+/// assert_eq!(
+///     out,
+///     b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\n"
+/// );
+/// # Ok::<(), peregrine::http1::encode::EncodeError>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct ResponseHead<'a> {
+    /// The status code, 100..=999.
+    pub status: u16,
+    /// The version of the request being answered. The status line always says `HTTP/1.1`
+    /// (RFC 9110 §6.2: a server sends its own highest conformant version); this only decides
+    /// how persistence is signalled: an HTTP/1.0 client needs `Connection: keep-alive`
+    /// (RFC 9112 §9.3) and cannot take chunked framing.
+    pub request_version: Version,
+    /// The caller's fields, written in order as `name: value`. Must not hold Content-Length or
+    /// Transfer-Encoding; a `Date` or `Server` here replaces the automatic one.
+    pub headers: &'a [(&'a str, &'a [u8])],
+    /// Close the connection after this response: adds `Connection: close` (RFC 9112 §9.6).
+    pub close: bool,
+    /// The `Date` value, normally [`crate::date::now()`] (RFC 9110 §6.6.1: an origin server
+    /// with a clock MUST send Date on 2xx, 3xx and 4xx responses).
+    pub date: Option<&'a ImfFixdate>,
+    /// The `Server` value, if any (RFC 9110 §10.2.4).
+    pub server: Option<&'a [u8]>,
+}
+
+impl<'a> ResponseHead<'a> {
+    /// A head for an HTTP/1.1 request: keep-alive, no Date, no Server.
+    pub const fn new(status: u16, headers: &'a [(&'a str, &'a [u8])]) -> Self {
+        ResponseHead {
+            status,
+            request_version: Version::Http11,
+            headers,
+            close: false,
+            date: None,
+            server: None,
+        }
+    }
+}
+
+/// Appends a response head to `out`: status line, the caller's fields, `Date`, `Server`, the
+/// framing field for `body` and the connection signal, then the empty line.
+///
+/// Framing by `body`:
+/// - `Length(n)`: `Content-Length: n` (RFC 9110 §8.6); on 1xx and 204 nothing, and `n` must be 0.
+/// - `Chunked`: `Transfer-Encoding: chunked` (RFC 9112 §6.1); only for HTTP/1.1 requests.
+/// - `CloseDelimited`: no framing field, and `Connection: close` since only the close ends the
+///   body (RFC 9112 §6.3 rule 8).
+///
+/// Then `Connection: close` when `head.close` (or close-delimited), else
+/// `Connection: keep-alive` for an HTTP/1.0 request (RFC 9112 §9.3).
+///
+/// For HEAD and 304 responses pass the length the body would have had; writing no body bytes
+/// is the caller's part (RFC 9110 §8.6).
+///
+/// # Errors
+/// [`EncodeError`] for a bad status, a field name that is not a token, a value with a control
+/// byte, a hand-made framing field, a body on 1xx/204, or chunked for HTTP/1.0. On error `out`
+/// is left as it was.
+pub fn encode_head(
+    head: &ResponseHead<'_>,
+    body: BodyLength,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    let start = out.len();
+    let result = write_head(head, body, out);
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
+fn write_head(
+    head: &ResponseHead<'_>,
+    body: BodyLength,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    let status = head.status;
+    if !(100..=999).contains(&status) {
+        return Err(EncodeError::InvalidStatus);
+    }
+    write_status_line(status, out);
+
+    let (mut own_date, mut own_server) = (false, false);
+    for &(name, value) in head.headers {
+        check_field(name, value)?;
+        own_date |= name.eq_ignore_ascii_case("date");
+        own_server |= name.eq_ignore_ascii_case("server");
+        write_field(name.as_bytes(), value, out);
+    }
+    if let (Some(date), false) = (head.date, own_date) {
+        write_field(b"Date", date.as_bytes(), out);
+    }
+    if let (Some(server), false) = (head.server, own_server) {
+        if has_value_ctl(server) {
+            return Err(EncodeError::InvalidHeaderValue);
+        }
+        write_field(b"Server", server, out);
+    }
+
+    // RFC 9110 §8.6: "A server MUST NOT send a Content-Length header field in any response
+    // with a status code of 1xx (Informational) or 204 (No Content)"; RFC 9112 §6.1 says the
+    // same of Transfer-Encoding.
+    let bodiless = status < 200 || status == 204;
+    match body {
+        BodyLength::Length(0) if bodiless => {}
+        _ if bodiless => return Err(EncodeError::BodyNotAllowed),
+        BodyLength::Length(n) => {
+            out.extend_from_slice(b"Content-Length: ");
+            write_decimal(n, out);
+            out.extend_from_slice(b"\r\n");
+        }
+        BodyLength::Chunked if head.request_version == Version::Http10 => {
+            return Err(EncodeError::ChunkedInHttp10);
+        }
+        BodyLength::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+        BodyLength::CloseDelimited => {}
+    }
+
+    if head.close || body == BodyLength::CloseDelimited {
+        out.extend_from_slice(b"Connection: close\r\n");
+    } else if head.request_version == Version::Http10 {
+        out.extend_from_slice(b"Connection: keep-alive\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    Ok(())
+}
+
+/// Checks one field the caller supplied (also used for chunked trailers).
+pub(crate) fn check_field(name: &str, value: &[u8]) -> Result<(), EncodeError> {
+    if !is_token(name.as_bytes()) {
+        return Err(EncodeError::InvalidHeaderName);
+    }
+    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding")
+    {
+        return Err(EncodeError::FramingHeader);
+    }
+    // RFC 9110 §5.5: CR, LF and NUL are invalid; the other CTLs are outside field-vchar too.
+    if has_value_ctl(value) {
+        return Err(EncodeError::InvalidHeaderValue);
+    }
+    Ok(())
+}
+
+#[inline]
+fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `status-line = HTTP-version SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4).
+fn write_status_line(status: u16, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    let digits =
+        [b'0' + (status / 100) as u8, b'0' + (status / 10 % 10) as u8, b'0' + (status % 10) as u8];
+    out.extend_from_slice(&digits);
+    out.push(b' ');
+    out.extend_from_slice(reason_phrase(status).as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The canonical reason phrase of a status code (RFC 9110 §15), or `""` for codes it does not
+/// define (the reason phrase is optional, RFC 9112 §4).
+///
+/// # Examples
+/// ```
+/// assert_eq!(peregrine::http1::encode::reason_phrase(404), "Not Found");
+/// assert_eq!(peregrine::http1::encode::reason_phrase(599), "");
+/// ```
+pub const fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        305 => "Use Proxy",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Content",
+        426 => "Upgrade Required",
+        428 => "Precondition Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        _ => "",
+    }
+}
+
+/// Pairs of decimal digits "00".."99", so a number is written two digits per step.
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `n` in decimal (the `itoa` technique: two digits per division, from the end of a
+/// stack buffer), without allocating beyond `out`'s growth.
+pub(crate) fn write_decimal(mut n: u64, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        pos -= 2;
+        buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        pos -= 2;
+        buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        pos -= 1;
+        buf[pos] = b'0' + n as u8;
+    }
+    out.extend_from_slice(&buf[pos..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::date::format_imf_fixdate;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    struct Case {
+        rfc: &'static str,
+        head: ResponseHead<'static>,
+        body: BodyLength,
+        expect: Result<&'static [u8], EncodeError>,
+    }
+
+    fn run(cases: &[Case]) {
+        for c in cases {
+            let mut out = b"prev".to_vec();
+            let got = encode_head(&c.head, c.body, &mut out);
+            match c.expect {
+                Ok(bytes) => {
+                    assert_eq!(got, Ok(()), "{}", c.rfc);
+                    assert_eq!(
+                        out[4..].escape_ascii().to_string(),
+                        bytes.escape_ascii().to_string(),
+                        "{}",
+                        c.rfc
+                    );
+                }
+                Err(e) => {
+                    assert_eq!(got, Err(e), "{}", c.rfc);
+                    assert_eq!(out, b"prev", "{}: nothing appended on error", c.rfc);
+                }
+            }
+        }
+    }
+
+    const H10: ResponseHead<'static> =
+        ResponseHead { request_version: Version::Http10, ..ResponseHead::new(200, &[]) };
+
+    #[test]
+    fn framing_fields_rfc9112_6() {
+        use BodyLength::*;
+        let r = |rfc, head, body, expect| Case { rfc, head, body, expect };
+        run(&[
+            r("RFC 9110 §8.6", ResponseHead::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")),
+            r(
+                "RFC 9110 §8.6",
+                ResponseHead::new(200, &[]),
+                Length(u64::MAX),
+                Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n"),
+            ),
+            r("RFC 9112 §6.1", ResponseHead::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")),
+            r("RFC 9112 §6.3", ResponseHead::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r(
+                "RFC 9112 §9.6",
+                ResponseHead { close: true, ..ResponseHead::new(500, &[]) },
+                Length(2),
+                Ok(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"),
+            ),
+            r("RFC 9112 §9.3", H10, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\n")),
+            r("RFC 9112 §9.3", ResponseHead { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §6.1", H10, Chunked, Err(EncodeError::ChunkedInHttp10)),
+            r("RFC 9112 §6.3", H10, CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(0), Ok(b"HTTP/1.1 204 No Content\r\n\r\n")),
+            r("RFC 9110 §15.2", ResponseHead::new(100, &[]), Length(0), Ok(b"HTTP/1.1 100 Continue\r\n\r\n")),
+            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(1), Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §15.2", ResponseHead::new(101, &[]), Chunked, Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §8.6", ResponseHead::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")),
+            r("RFC 9112 §4", ResponseHead::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §15", ResponseHead::new(99, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+            r("RFC 9110 §15", ResponseHead::new(1000, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+        ]);
+    }
+
+    #[test]
+    fn fields_are_checked_rfc9110_5_5() {
+        use BodyLength::Length;
+        let h = |headers: &'static [(&'static str, &'static [u8])]| ResponseHead::new(200, headers);
+        let r = |head, expect| Case { rfc: "RFC 9110 §5.5, §5.1", head, body: Length(0), expect };
+        run(&[
+            r(
+                h(&[("X-A", b"1"), ("x-b", b"a\tb \xff")]),
+                Ok(b"HTTP/1.1 200 OK\r\nX-A: 1\r\nx-b: a\tb \xff\r\nContent-Length: 0\r\n\r\n"),
+            ),
+            r(h(&[("X", b"")]), Ok(b"HTTP/1.1 200 OK\r\nX: \r\nContent-Length: 0\r\n\r\n")),
+            r(h(&[("X", b"a\r\nSet-Cookie: evil")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\nb")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\rb")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\0b")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"a\x7fb")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("X", b"1"), ("Y", b"\x1b")]), Err(EncodeError::InvalidHeaderValue)),
+            r(h(&[("", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X\r\nY", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X:", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X Y", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("X\0", b"1")]), Err(EncodeError::InvalidHeaderName)),
+            r(h(&[("content-length", b"1")]), Err(EncodeError::FramingHeader)),
+            r(h(&[("Transfer-Encoding", b"chunked")]), Err(EncodeError::FramingHeader)),
+            r(
+                ResponseHead { server: Some(b"a\r\nb"), ..ResponseHead::new(200, &[]) },
+                Err(EncodeError::InvalidHeaderValue),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn date_and_server_rfc9110_6_6_1() {
+        let date = format_imf_fixdate(UNIX_EPOCH + Duration::from_secs(784_111_777));
+        let mut out = Vec::new();
+        let head = ResponseHead {
+            date: Some(&date),
+            server: Some(b"peregrine"),
+            ..ResponseHead::new(200, &[("A", b"b")])
+        };
+        encode_head(&head, BodyLength::Length(3), &mut out).unwrap();
+        assert_eq!(
+            out,
+            b"HTTP/1.1 200 OK\r\nA: b\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nServer: peregrine\r\nContent-Length: 3\r\n\r\n"
+        );
+        // The caller's own Date and Server replace the automatic ones.
+        let mut out = Vec::new();
+        let own: &[(&str, &[u8])] = &[("date", b"x"), ("SERVER", b"y")];
+        let head = ResponseHead {
+            date: Some(&date),
+            server: Some(b"peregrine"),
+            ..ResponseHead::new(200, own)
+        };
+        encode_head(&head, BodyLength::Length(0), &mut out).unwrap();
+        assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: x\r\nSERVER: y\r\nContent-Length: 0\r\n\r\n");
+    }
+
+    #[test]
+    fn every_status_line_rfc9112_4() {
+        for status in 100..=999u16 {
+            let mut out = Vec::new();
+            encode_head(&ResponseHead::new(status, &[]), BodyLength::Length(0), &mut out).unwrap();
+            let line = format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
+            assert!(out.starts_with(line.as_bytes()), "{status}");
+        }
+        assert_eq!(reason_phrase(418), "");
+        assert_eq!(reason_phrase(413), "Content Too Large");
+    }
+
+    #[test]
+    fn decimal_matches_std() {
+        let mut values: Vec<u64> = (0..2000).collect();
+        for e in 0..20 {
+            let p = 10u64.pow(e);
+            values.extend([p - 1, p, p + 1]);
+        }
+        values.push(u64::MAX);
+        for n in values {
+            let mut out = Vec::new();
+            write_decimal(n, &mut out);
+            assert_eq!(out, n.to_string().as_bytes());
+        }
+    }
+}

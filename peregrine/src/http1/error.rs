@@ -59,6 +59,11 @@ pub enum ParseError {
     InvalidHost,
     /// A request the method cannot carry this way, e.g. CONNECT with a body. → 400
     InvalidFraming,
+    /// A Transfer-Encoding value that is not a list of transfer-codings, or that applies
+    /// `chunked` twice or with parameters (RFC 9112 §6.1, §7). → 400
+    InvalidTransferEncoding,
+    /// An Expect value other than `100-continue` (RFC 9110 §10.1.1). → 417
+    ExpectationFailed,
 }
 
 impl ParseError {
@@ -69,6 +74,7 @@ impl ParseError {
             ParseError::HeadTooLarge | ParseError::TooManyHeaders => 431,
             ParseError::UnsupportedVersion => 505,
             ParseError::UnknownTransferCoding => 501,
+            ParseError::ExpectationFailed => 417,
             _ => 400,
         }
     }
@@ -102,6 +108,8 @@ impl ParseError {
             ParseError::DuplicateHost => "duplicate Host",
             ParseError::InvalidHost => "invalid Host",
             ParseError::InvalidFraming => "invalid message framing",
+            ParseError::InvalidTransferEncoding => "invalid Transfer-Encoding",
+            ParseError::ExpectationFailed => "expectation not supported",
         }
     }
 }

@@ -114,7 +114,11 @@ pub struct Header<'b> {
 }
 
 /// An unused header slot, for building the array handed to the parser.
-pub const EMPTY_HEADER: Header<'static> = Header { name: "", value: b"", id: HeaderId::Other };
+pub const EMPTY_HEADER: Header<'static> = Header {
+    name: "",
+    value: b"",
+    id: HeaderId::Other,
+};
 
 /// Where the identified headers sit in the header list: the first index and how many there are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,7 +129,10 @@ pub struct KnownHeaders {
 
 impl Default for KnownHeaders {
     fn default() -> Self {
-        KnownHeaders { first: [u16::MAX; KNOWN_HEADERS], count: [0; KNOWN_HEADERS] }
+        KnownHeaders {
+            first: [u16::MAX; KNOWN_HEADERS],
+            count: [0; KNOWN_HEADERS],
+        }
     }
 }
 
@@ -153,7 +160,11 @@ impl KnownHeaders {
     #[inline]
     pub fn count(&self, id: HeaderId) -> usize {
         let k = id as usize;
-        if k < KNOWN_HEADERS { usize::from(self.count[k]) } else { 0 }
+        if k < KNOWN_HEADERS {
+            usize::from(self.count[k])
+        } else {
+            0
+        }
     }
 }
 

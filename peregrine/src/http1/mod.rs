@@ -1,24 +1,31 @@
 //! HTTP/1.1 wire format, sans-I/O: bytes in, values and bytes out (RFC 9112).
 //!
-//! - [`parse_request`] reads a request head from a byte slice without copying or allocating.
+//! - [`parse_request`] reads a request head from a byte slice without copying or allocating;
+//!   [`HeadScanner`] keeps repeated attempts on a trickled head linear.
 //! - [`framing`] decides how a message body is delimited (Content-Length, chunked, none), in one
 //!   place shared by the server and the client.
 //! - [`chunked`] decodes and encodes the chunked transfer coding incrementally.
 //! - [`encode`] writes response heads into a reusable buffer.
 
 pub mod chunked;
+mod content_length;
 pub mod encode;
 mod error;
+mod field_syntax;
 pub mod framing;
 mod head;
+mod head_scan;
+mod host;
 mod limits;
 mod parse;
 mod simd;
 
 pub use error::ParseError;
 pub use head::{
-    EMPTY_HEADER, Header, HeaderId, KNOWN_HEADERS, KnownHeaders, RequestHead, Status,
-    TargetForm, Version,
+    EMPTY_HEADER, Header, HeaderId, KNOWN_HEADERS, KnownHeaders, RequestHead, Status, TargetForm,
+    Version,
 };
+pub use head_scan::HeadScanner;
 pub use limits::Limits;
 pub use parse::parse_request;
+pub use simd::kernel_name;

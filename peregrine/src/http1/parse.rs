@@ -1,12 +1,45 @@
-//! Request head parser (RFC 9112 §2–§5). PLACEHOLDER: the interface is fixed, the body is being written.
+//! Request head parser (RFC 9112 §2–§5): one validating pass over the bytes, no copies, no
+//! allocation. `docs/STRICTNESS.md` lists every refusal with its error, status and RFC section.
+//!
+//! The parse is monomorphised per scanning kernel ([`simd::dispatch`]), so the request line and
+//! the header loop are compiled with the kernel's target features and the kernel inlines into
+//! them.
 
-use super::{Header, Limits, ParseError, RequestHead, Status};
+use super::simd::{self, Job, Kernel};
+use super::{
+    Header, HeaderId, KnownHeaders, Limits, ParseError, RequestHead, Status, TargetForm, Version,
+};
+use crate::Method;
 
 /// Parses a request head from the start of `buf`.
 ///
 /// Returns `Complete(head)` with `head.len` bytes consumed, `Partial` when `buf` holds no whole
 /// head yet (and is within the limits), or the precise error. Header fields are written into
 /// `headers`; at most `min(headers.len(), limits.max_headers)` are accepted.
+///
+/// Errors are reported as soon as the bytes present prove them, even before the head is
+/// complete. Calling this again on every read of a slowly arriving head repeats the work; a
+/// server keeps a [`HeadScanner`](super::HeadScanner) per connection to make that linear.
+///
+/// # Examples
+/// ```
+/// use peregrine::Method;
+/// use peregrine::http1::{parse_request, HeaderId, Limits, Status, Version, EMPTY_HEADER};
+///
+/// let mut headers = [EMPTY_HEADER; 8];
+/// let buf = b"POST /submit HTTP/1.1\r\nHost: a.example\r\nContent-Length: 2\r\n\r\nhi";
+/// let Status::Complete(head) = parse_request(buf, &mut headers, &Limits::default())? else {
+///     unreachable!("the head is complete");
+/// };
+/// assert_eq!(head.method, Method::Post);
+/// assert_eq!(head.version, Version::Http11);
+/// assert_eq!(head.known(HeaderId::ContentLength).map(|h| h.value), Some(&b"2"[..]));
+/// assert_eq!(&buf[head.len..], b"hi");
+///
+/// let partial = parse_request(b"GET / HTTP/1.1\r\nHo", &mut headers, &Limits::default())?;
+/// assert!(partial.is_partial());
+/// # Ok::<(), peregrine::http1::ParseError>(())
+/// ```
 ///
 /// # Errors
 /// Every [`ParseError`] the head rules can produce; see `docs/STRICTNESS.md`.
@@ -15,6 +48,404 @@ pub fn parse_request<'b, 'h>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    let _ = (buf, headers, limits);
-    todo!("parse_request")
+    simd::dispatch(ParseJob {
+        buf,
+        headers,
+        limits,
+    })
 }
+
+struct ParseJob<'b, 'h, 'l> {
+    buf: &'b [u8],
+    headers: &'h mut [Header<'b>],
+    limits: &'l Limits,
+}
+
+impl<'b, 'h> Job for ParseJob<'b, 'h, '_> {
+    type Out = Result<Status<RequestHead<'b, 'h>>, ParseError>;
+
+    #[inline(always)]
+    fn run<K: Kernel>(self, k: K) -> Self::Out {
+        let limits = self.limits;
+        // RFC 6585 §5 (431): only the first `max_head_bytes` may hold the head. Parsing the
+        // truncated view keeps errors inside it precise; running out of it means too large.
+        let over = self.buf.len() > limits.max_head_bytes;
+        let buf = if over {
+            &self.buf[..limits.max_head_bytes]
+        } else {
+            self.buf
+        };
+        match head(k, buf, self.headers, limits)? {
+            Status::Partial if over => Err(ParseError::HeadTooLarge),
+            status => Ok(status),
+        }
+    }
+}
+
+/// The request line's parts (RFC 9112 §3).
+struct Line<'b> {
+    method: Method,
+    method_token: &'b str,
+    target: &'b str,
+    form: TargetForm,
+    version: Version,
+    /// Index just after the line's CRLF.
+    end: usize,
+}
+
+#[inline(always)]
+fn head<'b, 'h, K: Kernel>(
+    k: K,
+    buf: &'b [u8],
+    headers: &'h mut [Header<'b>],
+    limits: &Limits,
+) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
+    // RFC 9112 §2.2: "a server that is expecting to receive and parse a request-line SHOULD
+    // ignore at least one empty line (CRLF) received prior to the request-line." We ignore
+    // CRLF pairs (they count towards the head size); a bare LF or CR is still refused.
+    let mut pos = 0;
+    loop {
+        match buf.get(pos) {
+            None => return Ok(Status::Partial),
+            Some(b'\r') => match buf.get(pos + 1) {
+                None => return Ok(Status::Partial),
+                Some(b'\n') => pos += 2,
+                Some(_) => return Err(ParseError::BareCr),
+            },
+            Some(b'\n') => return Err(ParseError::BareLf),
+            Some(_) => break,
+        }
+    }
+    let line = match request_line(k, buf, pos, limits)? {
+        Status::Complete(line) => line,
+        Status::Partial => return Ok(Status::Partial),
+    };
+    let (count, known, len) = match fields(k, buf, line.end, headers, limits)? {
+        Status::Complete(done) => done,
+        Status::Partial => return Ok(Status::Partial),
+    };
+    let headers: &'h [Header<'b>] = headers;
+    Ok(Status::Complete(RequestHead {
+        method: line.method,
+        method_token: line.method_token,
+        target: line.target,
+        form: line.form,
+        version: line.version,
+        headers: headers.get(..count).unwrap_or_default(),
+        known,
+        len,
+    }))
+}
+
+/// `request-line = method SP request-target SP HTTP-version CRLF` (RFC 9112 §3).
+#[inline(always)]
+fn request_line<'b, K: Kernel>(
+    k: K,
+    buf: &'b [u8],
+    start: usize,
+    limits: &Limits,
+) -> Result<Status<Line<'b>>, ParseError> {
+    // RFC 9110 §9.1: method = token, case-sensitive. The nine standard methods followed by SP
+    // are one masked 8-byte compare each; anything else is scanned as a token.
+    let (method, method_token, sp) = match Method::recognize_prefix(&buf[start..]) {
+        Some((m, n)) => (m, m.as_str().unwrap_or_default(), start + n),
+        None => {
+            let (token, end) = simd::token(k, buf, start);
+            match buf.get(end) {
+                None => return Ok(Status::Partial),
+                Some(b' ') if end > start => (Method::from_token(token.as_bytes()), token, end),
+                // RFC 9112 §3: single SP separators; no HTAB, no missing parts.
+                Some(b'\t' | b'\r' | b'\n') if end > start => {
+                    return Err(ParseError::InvalidRequestLine);
+                }
+                Some(_) => return Err(ParseError::InvalidMethod),
+            }
+        }
+    };
+
+    // RFC 9112 §3.2 + RFC 3986 §2: the target's bytes; RFC 9112 §3 / RFC 9110 §15.5.15: a
+    // target longer than we accept is 414.
+    let ts = sp + 1;
+    let (target, te) = simd::target(k, buf, ts);
+    if te - ts > limits.max_target_bytes {
+        return Err(ParseError::TargetTooLong);
+    }
+    match buf.get(te) {
+        None => return Ok(Status::Partial),
+        Some(b' ') if te > ts => {}
+        // An empty target, a doubled SP, a missing version (HTTP/0.9 style) or HTAB.
+        Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(ParseError::InvalidRequestLine),
+        Some(_) => return Err(ParseError::InvalidTarget),
+    }
+
+    let vs = te + 1;
+    let version = match version(buf, vs)? {
+        Status::Complete(v) => v,
+        Status::Partial => return Ok(Status::Partial),
+    };
+    // RFC 9112 §2.2: lines end with CRLF; a bare CR is refused, and we refuse a bare LF too
+    // (the RFC lets a recipient accept it; a strict server does not).
+    let end = match buf.get(vs + 8) {
+        None => return Ok(Status::Partial),
+        Some(b'\r') => match buf.get(vs + 9) {
+            None => return Ok(Status::Partial),
+            Some(b'\n') => vs + 10,
+            Some(_) => return Err(ParseError::BareCr),
+        },
+        Some(b'\n') => return Err(ParseError::BareLf),
+        // "HTTP/1.10": more digits make a malformed version (RFC 9112 §2.3: one DIGIT each).
+        Some(b'0'..=b'9') => return Err(ParseError::InvalidVersion),
+        Some(_) => return Err(ParseError::InvalidRequestLine),
+    };
+    let form = target_form(method, target.as_bytes())?;
+    Ok(Status::Complete(Line {
+        method,
+        method_token,
+        target,
+        form,
+        version,
+        end,
+    }))
+}
+
+const HTTP_11: u64 = u64::from_le_bytes(*b"HTTP/1.1");
+const HTTP_10: u64 = u64::from_le_bytes(*b"HTTP/1.0");
+
+/// `HTTP-version = HTTP-name "/" DIGIT "." DIGIT`, `HTTP-name = %s"HTTP"` (RFC 9112 §2.3).
+#[inline(always)]
+fn version(buf: &[u8], at: usize) -> Result<Status<Version>, ParseError> {
+    let Some(bytes) = buf.get(at..at + 8) else {
+        // Fewer than eight bytes: refuse early only when they cannot start a version.
+        let have = buf.get(at..).unwrap_or_default();
+        return if version_shape(have) {
+            Ok(Status::Partial)
+        } else {
+            Err(ParseError::InvalidVersion)
+        };
+    };
+    let mut word = [0u8; 8];
+    word.copy_from_slice(bytes);
+    // One 8-byte compare per known version.
+    match u64::from_le_bytes(word) {
+        HTTP_11 => Ok(Status::Complete(Version::Http11)),
+        HTTP_10 => Ok(Status::Complete(Version::Http10)),
+        // RFC 9110 §15.6.6: a well-formed version we do not speak is 505.
+        _ if version_shape(bytes) => Err(ParseError::UnsupportedVersion),
+        _ => Err(ParseError::InvalidVersion),
+    }
+}
+
+/// Whether `bytes` is a prefix of `"HTTP/" DIGIT "." DIGIT`.
+fn version_shape(bytes: &[u8]) -> bool {
+    bytes.iter().zip(b"HTTP/0.0").all(|(&b, &want)| {
+        if want == b'0' {
+            b.is_ascii_digit()
+        } else {
+            b == want
+        }
+    })
+}
+
+/// Which of the four forms the target has, and whether the method allows it (RFC 9112 §3.2).
+#[inline(always)]
+fn target_form(method: Method, t: &[u8]) -> Result<TargetForm, ParseError> {
+    // §3.2.3: "The authority-form is only used for CONNECT requests"; a CONNECT request
+    // must use it.
+    if method == Method::Connect {
+        return if is_authority_form(t) {
+            Ok(TargetForm::Authority)
+        } else {
+            Err(ParseError::InvalidTarget)
+        };
+    }
+    match t {
+        // §3.2.1: origin-form = absolute-path [ "?" query ].
+        [b'/', ..] => Ok(TargetForm::Origin),
+        // §3.2.4: asterisk-form = "*", only for a server-wide OPTIONS.
+        [b'*'] if method == Method::Options => Ok(TargetForm::Asterisk),
+        [b'*'] => Err(ParseError::InvalidTarget),
+        // §3.2.2: absolute-form = absolute-URI.
+        _ if is_absolute_form(t) => Ok(TargetForm::Absolute),
+        _ => Err(ParseError::InvalidTarget),
+    }
+}
+
+/// `scheme "://" authority ...` with a non-empty authority (RFC 3986 §3.1, §3.2; an "http"
+/// URI with an empty host is invalid, RFC 9110 §4.2.1).
+fn is_absolute_form(t: &[u8]) -> bool {
+    // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+    let Some(first) = t.first() else { return false };
+    if !first.is_ascii_alphabetic() {
+        return false;
+    }
+    let scheme = t
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))
+        .unwrap_or(t.len());
+    match t.get(scheme..scheme + 4) {
+        Some([b':', b'/', b'/', host]) => !matches!(host, b'/' | b'?'),
+        _ => false,
+    }
+}
+
+/// `authority-form = uri-host ":" port` (RFC 9112 §3.2.3): no userinfo, no path, a port.
+fn is_authority_form(t: &[u8]) -> bool {
+    let Some(colon) = t.iter().rposition(|&b| b == b':') else {
+        return false;
+    };
+    let (host, port) = (&t[..colon], &t[colon + 1..]);
+    let host_ok = match host {
+        [] => false,
+        // IP-literal = "[" ... "]" (RFC 3986 §3.2.2)
+        [b'[', .., b']'] => true,
+        _ => !host
+            .iter()
+            .any(|&b| matches!(b, b'/' | b'?' | b'@' | b'[' | b']' | b':')),
+    };
+    host_ok && !port.is_empty() && port.iter().all(u8::is_ascii_digit)
+}
+
+/// The header section: `*( field-line CRLF ) CRLF` (RFC 9112 §2.1, §5). Returns the number of
+/// fields, the identified ones, and the head length.
+#[inline(always)]
+fn fields<'b, K: Kernel>(
+    k: K,
+    buf: &'b [u8],
+    mut pos: usize,
+    headers: &mut [Header<'b>],
+    limits: &Limits,
+) -> Result<Status<(usize, KnownHeaders, usize)>, ParseError> {
+    let max = headers.len().min(limits.max_headers);
+    let mut known = KnownHeaders::default();
+    let mut n = 0;
+    loop {
+        match buf.get(pos) {
+            None => return Ok(Status::Partial),
+            // The empty line that ends the head.
+            Some(b'\r') => {
+                return match buf.get(pos + 1) {
+                    None => Ok(Status::Partial),
+                    Some(b'\n') => Ok(Status::Complete((n, known, pos + 2))),
+                    Some(_) => Err(ParseError::BareCr),
+                };
+            }
+            Some(b'\n') => return Err(ParseError::BareLf),
+            // RFC 9112 §5.2: obs-fold (a line starting with SP or HTAB continuing the previous
+            // field) is refused. Before the first field it is whitespace after the start-line,
+            // which §2.2 also says to reject.
+            Some(b' ' | b'\t') if n == 0 => return Err(ParseError::InvalidHeaderName),
+            Some(b' ' | b'\t') => return Err(ParseError::ObsFold),
+            Some(_) => {}
+        }
+        // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5)
+        let (name, colon, end) = simd::header_line(k, buf, pos);
+        match buf.get(colon) {
+            None => return Ok(Status::Partial),
+            Some(b':') if colon > pos => {}
+            // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ...
+            // a server MUST reject ... with a response status code of 400".
+            Some(b' ' | b'\t') if colon > pos => return Err(ParseError::WhitespaceBeforeColon),
+            // An empty name, a non-token byte in the name, or a line without a colon
+            // (RFC 9110 §5.1: field-name = token).
+            Some(_) => return Err(ParseError::InvalidHeaderName),
+        }
+        match buf.get(end) {
+            None => return Ok(Status::Partial),
+            Some(b'\r') => match buf.get(end + 1) {
+                None => return Ok(Status::Partial),
+                Some(b'\n') => {}
+                // RFC 9112 §2.2: a CR not followed by LF is invalid.
+                Some(_) => return Err(ParseError::BareCr),
+            },
+            Some(b'\n') => return Err(ParseError::BareLf),
+            // RFC 9110 §5.5: NUL, DEL and CTLs other than HTAB never appear in a value.
+            Some(_) => return Err(ParseError::InvalidHeaderValue),
+        }
+        // RFC 9112 §5.1: OWS around the value is not part of it.
+        let mut vs = colon + 1;
+        while vs < end && matches!(buf[vs], b' ' | b'\t') {
+            vs += 1;
+        }
+        let mut ve = end;
+        while ve > vs && matches!(buf[ve - 1], b' ' | b'\t') {
+            ve -= 1;
+        }
+        // RFC 6585 §5 (431): too many fields.
+        let Some(slot) = headers.get_mut(n).filter(|_| n < max) else {
+            return Err(ParseError::TooManyHeaders);
+        };
+        let id = identify(name.as_bytes());
+        *slot = Header {
+            name,
+            value: &buf[vs..ve],
+            id,
+        };
+        known.record(id, n);
+        n += 1;
+        pos = end + 2;
+    }
+}
+
+/// Identifies the headers the server needs by a perfect hash on (length, one byte) and one
+/// case-insensitive compare (RFC 9110 §5.1: field names are case-insensitive).
+#[inline(always)]
+pub(crate) fn identify(name: &[u8]) -> HeaderId {
+    let first = name.first().map_or(0, |b| b | 0x20);
+    let (id, lower): (HeaderId, &[u8]) = match name.len() {
+        2 => (HeaderId::Te, b"te"),
+        4 => (HeaderId::Host, b"host"),
+        5 => (HeaderId::Range, b"range"),
+        6 => (HeaderId::Expect, b"expect"),
+        7 if first == b'u' => (HeaderId::Upgrade, b"upgrade"),
+        7 => (HeaderId::Trailer, b"trailer"),
+        8 if name.get(3).map_or(0, |b| b | 0x20) == b'm' => (HeaderId::IfMatch, b"if-match"),
+        8 => (HeaderId::IfRange, b"if-range"),
+        10 => (HeaderId::Connection, b"connection"),
+        13 => (HeaderId::IfNoneMatch, b"if-none-match"),
+        14 => (HeaderId::ContentLength, b"content-length"),
+        15 => (HeaderId::AcceptEncoding, b"accept-encoding"),
+        17 if first == b't' => (HeaderId::TransferEncoding, b"transfer-encoding"),
+        17 => (HeaderId::IfModifiedSince, b"if-modified-since"),
+        19 => (HeaderId::IfUnmodifiedSince, b"if-unmodified-since"),
+        _ => return HeaderId::Other,
+    };
+    if eq_lowercase(name, lower) {
+        id
+    } else {
+        HeaderId::Other
+    }
+}
+
+/// `name` equals the lowercase `lower` ignoring ASCII case. `name` is a token: OR-ing 0x20
+/// lowercases letters and leaves every other `tchar` that can match `lower` (digits, `-`)
+/// unchanged; the only other byte it could map onto `-` is CR, which no token holds.
+#[inline(always)]
+fn eq_lowercase(name: &[u8], lower: &[u8]) -> bool {
+    const LOWER: u64 = 0x2020_2020_2020_2020;
+    fn word(b: &[u8]) -> u64 {
+        let mut w = [0u8; 8];
+        let n = b.len().min(8);
+        w[..n].copy_from_slice(&b[..n]);
+        u64::from_le_bytes(w)
+    }
+    if name.len() != lower.len() {
+        return false;
+    }
+    if name.len() <= 8 {
+        let pad = LOWER >> (8 * (8 - name.len()));
+        return word(name) | pad == word(lower) | pad;
+    }
+    // Eight bytes at a time; the last word overlaps the one before it.
+    let mut i = 0;
+    while i + 8 < name.len() {
+        if word(&name[i..]) | LOWER != word(&lower[i..]) {
+            return false;
+        }
+        i += 8;
+    }
+    let last = name.len() - 8;
+    word(&name[last..]) | LOWER == word(&lower[last..])
+}
+
+#[cfg(test)]
+mod tests;

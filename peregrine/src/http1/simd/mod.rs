@@ -1,1 +1,525 @@
-//! Header-line scanning kernels. PLACEHOLDER.
+//! Byte-class scanning kernels for the request-head parser.
+//!
+//! The 256-entry [`CLASS`] table is the truth: it is built from the RFC grammar below and every
+//! vector kernel is tested against it for all 256 byte values in every lane position. A kernel
+//! answers three questions, each "where is the first byte at or after `start` that leaves the
+//! class?":
+//!
+//! - [`Kernel::non_token`]: the end of a `token` (RFC 9110 §5.6.2), used for extension methods;
+//! - [`Kernel::non_target`]: the end of a request-target (RFC 3986 byte rules, RFC 9112 §3.2);
+//! - [`Kernel::line`]: for a header line, the first non-`tchar` (where the colon must be) and,
+//!   in the same pass over the same loaded vectors, the first byte after it that is not allowed
+//!   in a field value (where CR LF must be, RFC 9110 §5.5).
+//!
+//! The kernel is chosen once per process ([`dispatch`]): AVX2, else SSE4.2 (+SSSE3), else the
+//! scalar table walk; NEON on aarch64. The `force-scalar` feature pins the scalar path so CI can
+//! run the whole suite on the truth tables alone.
+//!
+//! Unsafe lives here because the vector loads and the target-feature trampolines need it, and
+//! because the spans the kernels prove to be ASCII are turned into `&str` without a second
+//! validation pass ([`ascii_str`]).
+#![allow(unsafe_code)]
+
+pub(crate) mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sse42;
+
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+pub(crate) mod neon;
+
+/// Class bit: `tchar` (RFC 9110 §5.6.2).
+pub(crate) const TOKEN: u8 = 1;
+/// Class bit: allowed inside a field value: HTAB, SP, VCHAR, obs-text (RFC 9110 §5.5).
+pub(crate) const VALUE: u8 = 2;
+/// Class bit: allowed in a request-target (RFC 3986 §2, §3; no `#`, RFC 9112 §3.2).
+pub(crate) const TARGET: u8 = 4;
+
+const fn is_alpha_digit(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+// RFC 9110 §5.6.2:
+//   tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
+//           "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
+const fn is_tchar(b: u8) -> bool {
+    is_alpha_digit(b)
+        || matches!(
+            b,
+            b'!' | b'#'
+                | b'$'
+                | b'%'
+                | b'&'
+                | b'\''
+                | b'*'
+                | b'+'
+                | b'-'
+                | b'.'
+                | b'^'
+                | b'_'
+                | b'`'
+                | b'|'
+                | b'~'
+        )
+}
+
+// RFC 9110 §5.5:
+//   field-value   = *field-content
+//   field-content = field-vchar [ 1*( SP / HTAB / field-vchar ) field-vchar ]
+//   field-vchar   = VCHAR / obs-text        ; obs-text = %x80-FF
+// so inside a value: HTAB, SP, %x21-7E and %x80-FF; never CR, LF, NUL, DEL or another CTL.
+const fn is_value_byte(b: u8) -> bool {
+    b == b'\t' || (b >= 0x20 && b != 0x7f)
+}
+
+// RFC 3986 §2: unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"
+//              gen-delims = ":" / "/" / "?" / "#" / "[" / "]" / "@"
+//              sub-delims = "!" / "$" / "&" / "'" / "(" / ")" / "*" / "+" / "," / ";" / "="
+//              pct-encoded = "%" HEXDIG HEXDIG
+// `#` starts a fragment, which a request-target never carries (RFC 9112 §3.2: origin-form is
+// absolute-path [ "?" query ]). Everything else — SP, CTLs, DEL, `"` `<` `>` `\` `^` `` ` ``
+// `{` `|` `}` and bytes >= 0x80 — is outside RFC 3986 and refused.
+const fn is_target_byte(b: u8) -> bool {
+    is_alpha_digit(b)
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b':'
+                | b'/'
+                | b'?'
+                | b'['
+                | b']'
+                | b'@'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b'%'
+        )
+}
+
+const fn build_class() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let mut c = 0;
+        if is_tchar(b) {
+            c |= TOKEN;
+        }
+        if is_value_byte(b) {
+            c |= VALUE;
+        }
+        if is_target_byte(b) {
+            c |= TARGET;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+}
+
+/// The truth: class bits of every byte value.
+pub(crate) static CLASS: [u8; 256] = build_class();
+
+// The `&str` conversions below rely on tokens and targets being ASCII.
+const _: () = {
+    let t = build_class();
+    let mut i = 0x80;
+    while i < 256 {
+        assert!(t[i] & (TOKEN | TARGET) == 0);
+        i += 1;
+    }
+};
+
+/// Nibble tables for a vector membership test: a byte `b` is in the class iff
+/// `LO[b & 15] & HI[b >> 4] != 0` (the classic PSHUFB / TBL lookup).
+///
+/// Built from [`CLASS`] at compile time: each distinct non-empty row (high nibble) gets its own
+/// bit, so the lookup is exact for all 256 bytes (asserted below and tested per kernel).
+#[derive(Clone, Copy)]
+pub(crate) struct Nibbles {
+    pub(crate) lo: [u8; 16],
+    pub(crate) hi: [u8; 16],
+}
+
+const fn nibbles(class: u8) -> Nibbles {
+    let table = build_class();
+    let mut rows = [0u16; 16];
+    let mut h = 0;
+    while h < 16 {
+        let mut l = 0;
+        while l < 16 {
+            if table[h * 16 + l] & class != 0 {
+                rows[h] |= 1 << l;
+            }
+            l += 1;
+        }
+        h += 1;
+    }
+    // Assign a bit per distinct non-empty row.
+    let mut distinct = [0u16; 8];
+    let mut n = 0;
+    let mut hi = [0u8; 16];
+    h = 0;
+    while h < 16 {
+        if rows[h] != 0 {
+            let mut k = 0;
+            while k < n && distinct[k] != rows[h] {
+                k += 1;
+            }
+            if k == n {
+                assert!(n < 8, "more than eight distinct rows");
+                distinct[n] = rows[h];
+                n += 1;
+            }
+            hi[h] = 1 << k;
+        }
+        h += 1;
+    }
+    let mut lo = [0u8; 16];
+    let mut k = 0;
+    while k < n {
+        let mut l = 0;
+        while l < 16 {
+            if distinct[k] & (1 << l) != 0 {
+                lo[l] |= 1 << k;
+            }
+            l += 1;
+        }
+        k += 1;
+    }
+    // Exactness for every byte.
+    let mut b = 0;
+    while b < 256 {
+        let hit = lo[b & 15] & hi[b >> 4] != 0;
+        assert!(hit == (table[b] & class != 0));
+        b += 1;
+    }
+    Nibbles { lo, hi }
+}
+
+/// Nibble tables for `tchar`.
+pub(crate) const TOKEN_NIBBLES: Nibbles = nibbles(TOKEN);
+/// Nibble tables for request-target bytes.
+pub(crate) const TARGET_NIBBLES: Nibbles = nibbles(TARGET);
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A scanning kernel. Sealed: only this module's kernels exist, so callers may trust that the
+/// spans they report hold only bytes of the named class.
+pub(crate) trait Kernel: Copy + sealed::Sealed {
+    /// Index of the first byte at or after `start` that is not a `tchar`, or `buf.len()`.
+    fn non_token(self, buf: &[u8], start: usize) -> usize;
+    /// Index of the first byte at or after `start` that is not a request-target byte, or
+    /// `buf.len()`.
+    fn non_target(self, buf: &[u8], start: usize) -> usize;
+    /// For a header line starting at `start`: `(c, e)` where `c` is the first non-`tchar` at or
+    /// after `start` (or `buf.len()`), and `e` is the first non-value byte after `c` (or
+    /// `buf.len()`; also `buf.len()` when `c == buf.len()`).
+    fn line(self, buf: &[u8], start: usize) -> (usize, usize);
+}
+
+/// Work to run with the kernel chosen for this machine, monomorphised per kernel so the whole
+/// parse is compiled with the kernel's target features and the kernel inlines into it.
+pub(crate) trait Job {
+    /// The result.
+    type Out;
+    /// Runs the job with kernel `k`.
+    fn run<K: Kernel>(self, k: K) -> Self::Out;
+}
+
+/// Converts a span the kernels proved to be `tchar`s or target bytes into `&str`.
+///
+/// Only called on `buf[start..end]` where `end` came from [`Kernel::non_token`],
+/// [`Kernel::non_target`] or [`Kernel::line`] for the same `buf` and `start`.
+#[inline(always)]
+fn ascii_str(bytes: &[u8]) -> &str {
+    debug_assert!(bytes.is_ascii());
+    // SAFETY: the bytes were classified TOKEN or TARGET by a sealed kernel, and both classes
+    // hold only ASCII (const-asserted above; every kernel is tested against CLASS), so they
+    // are valid UTF-8.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// Scans a token from `start`: the token as `&str` and the index just after it.
+#[inline(always)]
+pub(crate) fn token<K: Kernel>(k: K, buf: &[u8], start: usize) -> (&str, usize) {
+    let end = k.non_token(buf, start);
+    (ascii_str(buf.get(start..end).unwrap_or_default()), end)
+}
+
+/// Scans a request-target from `start`: the target as `&str` and the index just after it.
+#[inline(always)]
+pub(crate) fn target<K: Kernel>(k: K, buf: &[u8], start: usize) -> (&str, usize) {
+    let end = k.non_target(buf, start);
+    (ascii_str(buf.get(start..end).unwrap_or_default()), end)
+}
+
+/// Scans a header line from `start`: the name (all `tchar`, possibly empty) as `&str`, the
+/// index of the byte ending the name, and the index of the byte ending the value (see
+/// [`Kernel::line`]).
+#[inline(always)]
+pub(crate) fn header_line<K: Kernel>(k: K, buf: &[u8], start: usize) -> (&str, usize, usize) {
+    let (colon, end) = k.line(buf, start);
+    (
+        ascii_str(buf.get(start..colon).unwrap_or_default()),
+        colon,
+        end,
+    )
+}
+
+/// A fixed-width vector classifier; [`Vector`] turns it into a [`Kernel`].
+pub(crate) trait Block: Copy {
+    /// Bytes per block.
+    const W: usize;
+    /// Mask bits per byte (1 for x86 movemask, 4 for the NEON narrowing trick).
+    const S: u32;
+    /// Masks over `W` bytes at `ptr`: bit(s) of byte `i` set when the byte is NOT a `tchar`
+    /// (first) and when it is NOT a value byte (second).
+    ///
+    /// # Safety
+    /// `ptr` must point at `W` readable bytes.
+    unsafe fn name_value(self, ptr: *const u8) -> (u64, u64);
+    /// Mask over `W` bytes at `ptr`: bit(s) of byte `i` set when it is NOT a target byte.
+    ///
+    /// # Safety
+    /// `ptr` must point at `W` readable bytes.
+    unsafe fn target(self, ptr: *const u8) -> u64;
+}
+
+/// A [`Kernel`] built from a [`Block`] classifier.
+#[derive(Clone, Copy)]
+pub(crate) struct Vector<B>(pub(crate) B);
+
+impl<B: Block> sealed::Sealed for Vector<B> {}
+
+/// Mask with the low `bits` bits set.
+#[inline(always)]
+fn low_bits(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+impl<B: Block> Vector<B> {
+    /// Where the block covering `i` starts and how many of its leading bytes lie before `i`.
+    /// Near the end of `buf` the block is moved back so it ends at `buf.len()` (an overlapping
+    /// load, never a read past the slice). Requires `buf.len() >= W` and `i < buf.len()`.
+    #[inline(always)]
+    fn base(buf: &[u8], i: usize) -> (usize, usize) {
+        if i + B::W <= buf.len() {
+            (i, 0)
+        } else {
+            (buf.len() - B::W, i - (buf.len() - B::W))
+        }
+    }
+
+    #[inline(always)]
+    fn masks(self, buf: &[u8], i: usize) -> (u64, u64, usize) {
+        let (base, skip) = Self::base(buf, i);
+        let chunk = &buf[base..base + B::W];
+        // SAFETY: `chunk` holds exactly W bytes.
+        let (t, v) = unsafe { self.0.name_value(chunk.as_ptr()) };
+        let s = skip as u32 * B::S;
+        (t >> s, v >> s, B::W - skip)
+    }
+}
+
+impl<B: Block> Kernel for Vector<B> {
+    #[inline(always)]
+    fn non_token(self, buf: &[u8], start: usize) -> usize {
+        if buf.len() < B::W {
+            return scalar::Scalar.non_token(buf, start);
+        }
+        let mut i = start;
+        while i < buf.len() {
+            let (t, _, n) = self.masks(buf, i);
+            if t != 0 {
+                return i + (t.trailing_zeros() / B::S) as usize;
+            }
+            i += n;
+        }
+        buf.len()
+    }
+
+    #[inline(always)]
+    fn non_target(self, buf: &[u8], start: usize) -> usize {
+        if buf.len() < B::W {
+            return scalar::Scalar.non_target(buf, start);
+        }
+        let mut i = start;
+        while i < buf.len() {
+            let (base, skip) = Self::base(buf, i);
+            let chunk = &buf[base..base + B::W];
+            // SAFETY: `chunk` holds exactly W bytes.
+            let m = unsafe { self.0.target(chunk.as_ptr()) } >> (skip as u32 * B::S);
+            if m != 0 {
+                return i + (m.trailing_zeros() / B::S) as usize;
+            }
+            i += B::W - skip;
+        }
+        buf.len()
+    }
+
+    #[inline(always)]
+    fn line(self, buf: &[u8], start: usize) -> (usize, usize) {
+        let len = buf.len();
+        if len < B::W {
+            return scalar::Scalar.line(buf, start);
+        }
+        let mut i = start;
+        // Name phase: the same loaded block answers for the value too, so a typical line
+        // ("Host: example.com\r\n") is settled by one load.
+        let colon = loop {
+            if i >= len {
+                return (len, len);
+            }
+            let (t, v, n) = self.masks(buf, i);
+            if t != 0 {
+                let at = t.trailing_zeros() / B::S;
+                let v = v & !low_bits((at + 1) * B::S);
+                if v != 0 {
+                    return (i + at as usize, i + (v.trailing_zeros() / B::S) as usize);
+                }
+                let colon = i + at as usize;
+                i += n;
+                break colon;
+            }
+            i += n;
+        };
+        // Value phase.
+        while i < len {
+            let (_, v, n) = self.masks(buf, i);
+            if v != 0 {
+                return (colon, i + (v.trailing_zeros() / B::S) as usize);
+            }
+            i += n;
+        }
+        (colon, len)
+    }
+}
+
+/// Runs `job` with the kernel for this machine (chosen once, then cached).
+#[inline(always)]
+pub(crate) fn dispatch<J: Job>(job: J) -> J::Out {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        match x86::level() {
+            x86::AVX2 => {
+                // SAFETY: level() reports AVX2 only after is_x86_feature_detected!("avx2").
+                return unsafe { x86::run_avx2(job) };
+            }
+            x86::SSE42 => {
+                // SAFETY: level() reports SSE42 only after detecting sse4.2 and ssse3.
+                return unsafe { x86::run_sse42(job) };
+            }
+            _ => {}
+        }
+    }
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_feature = "neon",
+        not(feature = "force-scalar")
+    ))]
+    {
+        return job.run(Vector(neon::Neon::new()));
+    }
+    #[allow(unreachable_code)]
+    job.run(scalar::Scalar)
+}
+
+/// The header-scanning kernel this process uses: `"avx2"`, `"sse4.2"`, `"neon"` or `"scalar"`
+/// (chosen once at first use; `"scalar"` with the `force-scalar` feature).
+///
+/// # Examples
+/// ```
+/// assert!(["avx2", "sse4.2", "neon", "scalar"].contains(&peregrine::http1::kernel_name()));
+/// ```
+pub fn kernel_name() -> &'static str {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        match x86::level() {
+            x86::AVX2 => return "avx2",
+            x86::SSE42 => return "sse4.2",
+            _ => {}
+        }
+    }
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_feature = "neon",
+        not(feature = "force-scalar")
+    ))]
+    {
+        return "neon";
+    }
+    #[allow(unreachable_code)]
+    "scalar"
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Job, Vector, avx2::Avx2, sse42::Sse42};
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    pub(super) const SCALAR: u8 = 1;
+    pub(super) const SSE42: u8 = 2;
+    pub(super) const AVX2: u8 = 3;
+
+    static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+    /// The best kernel level for this CPU, detected on first use.
+    #[inline(always)]
+    pub(super) fn level() -> u8 {
+        let l = LEVEL.load(Ordering::Relaxed);
+        if l != 0 { l } else { detect() }
+    }
+
+    #[cold]
+    fn detect() -> u8 {
+        let l = if std::is_x86_feature_detected!("avx2") {
+            AVX2
+        } else if std::is_x86_feature_detected!("sse4.2") && std::is_x86_feature_detected!("ssse3")
+        {
+            SSE42
+        } else {
+            SCALAR
+        };
+        LEVEL.store(l, Ordering::Relaxed);
+        l
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run_avx2<J: Job>(job: J) -> J::Out {
+        // SAFETY: the caller guarantees AVX2.
+        job.run(Vector(unsafe { Avx2::new_unchecked() }))
+    }
+
+    /// # Safety
+    /// The CPU must support SSE4.2 and SSSE3.
+    #[target_feature(enable = "sse4.2,ssse3")]
+    pub(super) unsafe fn run_sse42<J: Job>(job: J) -> J::Out {
+        // SAFETY: the caller guarantees SSE4.2 and SSSE3.
+        job.run(Vector(unsafe { Sse42::new_unchecked() }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,460 @@
+//! Message bodies: one type for request bodies read from a connection and response bodies
+//! (empty, static or owned bytes, or streamed chunks).
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::mpsc;
+
+use crate::server::incoming::Incoming;
+
+/// A message body: a stream of [`Bytes`] chunks.
+///
+/// A request's body reads from the connection only when polled, so a handler that never looks
+/// at it costs nothing (the server drains or closes afterwards). A response body is sent with
+/// `Content-Length` when its size is known ([`Body::size_hint`]) and chunked otherwise.
+///
+/// # Examples
+/// ```
+/// use peregrine::Body;
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let body = Body::from("hello");
+/// assert_eq!(body.size_hint(), Some(5));
+/// assert_eq!(body.to_bytes(1024).await.unwrap(), "hello");
+/// # });
+/// ```
+pub struct Body {
+    kind: Kind,
+}
+
+type PollChunk = dyn FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>>;
+
+enum Kind {
+    Empty,
+    Full(Bytes),
+    Incoming(Incoming),
+    Channel(mpsc::Receiver<Result<Bytes, BodyError>>),
+    Stream(Box<PollChunk>),
+}
+
+impl Body {
+    /// An empty body.
+    pub const fn empty() -> Body {
+        Body { kind: Kind::Empty }
+    }
+
+    /// A body of static bytes; no allocation.
+    pub const fn from_static(bytes: &'static [u8]) -> Body {
+        Body {
+            kind: Kind::Full(Bytes::from_static(bytes)),
+        }
+    }
+
+    /// A body produced by a poll function, called until it returns `Ready(None)`.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::task::Poll;
+    /// use bytes::Bytes;
+    /// let mut left = 3;
+    /// let body = peregrine::Body::from_poll_fn(move |_cx| {
+    ///     if left == 0 { return Poll::Ready(None) }
+    ///     left -= 1;
+    ///     Poll::Ready(Some(Ok(Bytes::from_static(b"chunk\n"))))
+    /// });
+    /// assert_eq!(body.size_hint(), None);
+    /// ```
+    pub fn from_poll_fn<F>(f: F) -> Body
+    where
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
+    {
+        Body {
+            kind: Kind::Stream(Box::new(f)),
+        }
+    }
+
+    /// A streamed body fed through a channel holding up to `capacity` chunks.
+    ///
+    /// # Examples
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let (tx, body) = peregrine::Body::channel(4);
+    /// tokio::spawn(async move {
+    ///     tx.send("a".into()).await.unwrap();
+    ///     tx.send("b".into()).await.unwrap();
+    /// });
+    /// assert_eq!(body.to_bytes(16).await.unwrap(), "ab");
+    /// # });
+    /// ```
+    pub fn channel(capacity: usize) -> (BodySender, Body) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (
+            BodySender { tx },
+            Body {
+                kind: Kind::Channel(rx),
+            },
+        )
+    }
+
+    pub(crate) fn incoming(incoming: Incoming) -> Body {
+        Body {
+            kind: Kind::Incoming(incoming),
+        }
+    }
+
+    /// The exact number of bytes left, when known.
+    pub fn size_hint(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Empty => Some(0),
+            Kind::Full(b) => Some(b.len() as u64),
+            Kind::Incoming(i) => i.size_hint(),
+            Kind::Channel(_) | Kind::Stream(_) => None,
+        }
+    }
+
+    /// Whether the body is known to hold no more bytes.
+    pub fn is_end(&self) -> bool {
+        self.size_hint() == Some(0)
+    }
+
+    /// Polls for the next chunk; `Ready(None)` at the end.
+    ///
+    /// # Errors
+    /// See [`Body::chunk`].
+    pub fn poll_chunk(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> {
+        match &mut self.kind {
+            Kind::Empty => Poll::Ready(None),
+            Kind::Full(b) => {
+                let b = std::mem::take(b);
+                self.kind = Kind::Empty;
+                if b.is_empty() {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Ready(Some(Ok(b)))
+                }
+            }
+            Kind::Incoming(i) => i.poll_chunk(cx),
+            Kind::Channel(rx) => rx.poll_recv(cx),
+            Kind::Stream(f) => f(cx),
+        }
+    }
+
+    /// The next chunk of the body, or `None` at its end.
+    ///
+    /// For a request body this reads from the connection; the first call answers
+    /// `Expect: 100-continue` with `100 Continue` (RFC 9110 §10.1.1).
+    ///
+    /// # Errors
+    /// A request body fails when it passes the server's body size limit
+    /// ([`BodyError::is_too_large`]), when the connection ends before the body does
+    /// ([`BodyError::is_incomplete`]), on malformed chunked framing
+    /// ([`BodyError::is_invalid`]), or when read after its request was answered.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a chunk is either returned or left in the connection's buffer.
+    pub async fn chunk(&mut self) -> Option<Result<Bytes, BodyError>> {
+        poll_fn(|cx| self.poll_chunk(cx)).await
+    }
+
+    /// Reads the whole body into one [`Bytes`], failing once it passes `limit` bytes.
+    ///
+    /// A body that arrives as one chunk is returned without copying.
+    ///
+    /// # Errors
+    /// [`BodyError::is_too_large`] when the body is longer than `limit`; any error of
+    /// [`Body::chunk`].
+    pub async fn to_bytes(mut self, limit: usize) -> Result<Bytes, BodyError> {
+        if self.size_hint().is_some_and(|n| n > limit as u64) {
+            return Err(BodyError::new(BodyErrorKind::TooLarge));
+        }
+        let Some(first) = self.chunk().await.transpose()? else {
+            return Ok(Bytes::new());
+        };
+        if first.len() > limit {
+            return Err(BodyError::new(BodyErrorKind::TooLarge));
+        }
+        let Some(second) = self.chunk().await.transpose()? else {
+            return Ok(first);
+        };
+        let mut all = BytesMut::with_capacity(first.len() + second.len());
+        all.extend_from_slice(&first);
+        let mut next = Some(second);
+        while let Some(chunk) = next {
+            if all.len() + chunk.len() > limit {
+                return Err(BodyError::new(BodyErrorKind::TooLarge));
+            }
+            all.extend_from_slice(&chunk);
+            next = self.chunk().await.transpose()?;
+        }
+        Ok(all.freeze())
+    }
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::empty()
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &self.kind {
+            Kind::Empty => "Empty",
+            Kind::Full(_) => "Full",
+            Kind::Incoming(_) => "Incoming",
+            Kind::Channel(_) => "Channel",
+            Kind::Stream(_) => "Stream",
+        };
+        f.debug_struct("Body")
+            .field("kind", &kind)
+            .field("size_hint", &self.size_hint())
+            .finish()
+    }
+}
+
+impl From<()> for Body {
+    fn from((): ()) -> Self {
+        Body::empty()
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(b: Bytes) -> Self {
+        Body {
+            kind: Kind::Full(b),
+        }
+    }
+}
+
+impl From<&'static str> for Body {
+    fn from(s: &'static str) -> Self {
+        Body::from_static(s.as_bytes())
+    }
+}
+
+impl From<&'static [u8]> for Body {
+    fn from(s: &'static [u8]) -> Self {
+        Body::from_static(s)
+    }
+}
+
+impl From<String> for Body {
+    fn from(s: String) -> Self {
+        Body::from(Bytes::from(s))
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(v: Vec<u8>) -> Self {
+        Body::from(Bytes::from(v))
+    }
+}
+
+/// The sending half of [`Body::channel`].
+#[derive(Debug, Clone)]
+pub struct BodySender {
+    tx: mpsc::Sender<Result<Bytes, BodyError>>,
+}
+
+impl BodySender {
+    /// Sends a chunk, waiting for room in the channel.
+    ///
+    /// # Errors
+    /// Gives the chunk back when the body was dropped (the client went away).
+    pub async fn send(&self, chunk: Bytes) -> Result<(), Bytes> {
+        self.tx
+            .send(Ok(chunk))
+            .await
+            .map_err(|e| e.0.unwrap_or_default())
+    }
+
+    /// Ends the body with an error: the server closes the connection without finishing the
+    /// response, so the client sees a truncated message rather than a complete one.
+    pub async fn abort(self) {
+        let _ = self
+            .tx
+            .send(Err(BodyError::new(BodyErrorKind::Aborted)))
+            .await;
+    }
+}
+
+/// Why reading a body failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BodyError {
+    kind: BodyErrorKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyErrorKind {
+    /// Longer than the limit.
+    TooLarge,
+    /// The connection ended before the body did.
+    Incomplete,
+    /// Malformed chunked framing (RFC 9112 §7.1).
+    Invalid,
+    /// The client sent too slowly (minimum data rate).
+    TimedOut,
+    /// Read after the request was answered.
+    Detached,
+    /// The producer aborted a streamed body.
+    Aborted,
+    /// A socket error.
+    Io(io::ErrorKind),
+}
+
+impl BodyError {
+    pub(crate) const fn new(kind: BodyErrorKind) -> BodyError {
+        BodyError { kind }
+    }
+
+    /// The body is longer than the allowed size (→ 413).
+    pub fn is_too_large(&self) -> bool {
+        self.kind == BodyErrorKind::TooLarge
+    }
+
+    /// The connection ended (or failed) before the body was complete.
+    pub fn is_incomplete(&self) -> bool {
+        matches!(self.kind, BodyErrorKind::Incomplete | BodyErrorKind::Io(_))
+    }
+
+    /// The chunked framing of the body is malformed (→ 400).
+    pub fn is_invalid(&self) -> bool {
+        self.kind == BodyErrorKind::Invalid
+    }
+
+    /// The client sent the body slower than the minimum data rate (→ 408).
+    pub fn is_timeout(&self) -> bool {
+        self.kind == BodyErrorKind::TimedOut
+    }
+
+    /// The status a server answers this error with.
+    pub fn status(&self) -> http::StatusCode {
+        match self.kind {
+            BodyErrorKind::TooLarge => http::StatusCode::PAYLOAD_TOO_LARGE,
+            BodyErrorKind::TimedOut => http::StatusCode::REQUEST_TIMEOUT,
+            BodyErrorKind::Aborted => http::StatusCode::INTERNAL_SERVER_ERROR,
+            _ => http::StatusCode::BAD_REQUEST,
+        }
+    }
+
+    fn message(&self) -> &'static str {
+        match self.kind {
+            BodyErrorKind::TooLarge => "body too large",
+            BodyErrorKind::Incomplete => "connection closed before the end of the body",
+            BodyErrorKind::Invalid => "invalid chunked body",
+            BodyErrorKind::TimedOut => "body data rate below the minimum",
+            BodyErrorKind::Detached => "body read after its request was answered",
+            BodyErrorKind::Aborted => "body aborted by its producer",
+            BodyErrorKind::Io(_) => "socket error while reading the body",
+        }
+    }
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())?;
+        if let BodyErrorKind::Io(kind) = self.kind {
+            write!(f, " ({kind})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+impl From<BodyError> for io::Error {
+    fn from(e: BodyError) -> io::Error {
+        let kind = match e.kind {
+            BodyErrorKind::Io(kind) => kind,
+            BodyErrorKind::Incomplete => io::ErrorKind::UnexpectedEof,
+            BodyErrorKind::TimedOut => io::ErrorKind::TimedOut,
+            _ => io::ErrorKind::InvalidData,
+        };
+        io::Error::new(kind, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn full_body_yields_once() {
+        block_on(async {
+            let mut body = Body::from("abc");
+            assert_eq!(body.chunk().await.unwrap().unwrap(), "abc");
+            assert!(body.chunk().await.is_none());
+            assert!(body.is_end());
+        });
+    }
+
+    #[test]
+    fn to_bytes_limits() {
+        struct Case {
+            chunks: &'static [&'static str],
+            limit: usize,
+            expect: Result<&'static str, ()>,
+        }
+        let cases = [
+            Case {
+                chunks: &[],
+                limit: 0,
+                expect: Ok(""),
+            },
+            Case {
+                chunks: &["ab"],
+                limit: 2,
+                expect: Ok("ab"),
+            },
+            Case {
+                chunks: &["ab"],
+                limit: 1,
+                expect: Err(()),
+            },
+            Case {
+                chunks: &["ab", "cd", "e"],
+                limit: 5,
+                expect: Ok("abcde"),
+            },
+            Case {
+                chunks: &["ab", "cd", "e"],
+                limit: 4,
+                expect: Err(()),
+            },
+        ];
+        for case in cases {
+            let mut it = case.chunks.iter();
+            let body = Body::from_poll_fn(move |_| {
+                Poll::Ready(it.next().map(|c| Ok(Bytes::from_static(c.as_bytes()))))
+            });
+            let got = block_on(body.to_bytes(case.limit));
+            match case.expect {
+                Ok(s) => assert_eq!(got.unwrap(), s),
+                Err(()) => assert!(got.unwrap_err().is_too_large()),
+            }
+        }
+    }
+
+    #[test]
+    fn channel_abort_is_an_error() {
+        block_on(async {
+            let (tx, body) = Body::channel(1);
+            tokio::spawn(async move {
+                tx.send("x".into()).await.unwrap();
+                tx.abort().await;
+            });
+            let err = body.to_bytes(10).await.unwrap_err();
+            assert_eq!(err.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
+        });
+    }
+}

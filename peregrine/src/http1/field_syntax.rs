@@ -1,0 +1,112 @@
+//! Byte classes of the field grammar shared by framing, chunked trailers and the encoder:
+//! `token` (RFC 9110 §5.6.2) and field-value bytes (RFC 9110 §5.5).
+
+/// `tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" /
+/// "~" / DIGIT / ALPHA` (RFC 9110 §5.6.2), as a 256-entry table.
+const TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        b += 1;
+    }
+    t
+};
+
+/// Whether `b` may appear in a token.
+#[inline(always)]
+pub(crate) fn is_tchar(b: u8) -> bool {
+    TCHAR[usize::from(b)]
+}
+
+/// Whether `s` is a non-empty token (RFC 9110 §5.6.2).
+#[inline]
+pub(crate) fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&b| is_tchar(b))
+}
+
+/// Whether `b` is a control byte a field value must not hold: everything below 0x20 except HTAB,
+/// and DEL (RFC 9110 §5.5: field-vchar = VCHAR / obs-text, plus SP and HTAB inside).
+#[inline(always)]
+pub(crate) fn is_value_ctl(b: u8) -> bool {
+    (b < 0x20 && b != b'\t') | (b == 0x7f)
+}
+
+/// Whether `v` holds a control byte (CR, LF, NUL, other CTLs or DEL). Written as a fold without
+/// early exit so the compiler vectorizes it for long values.
+#[inline]
+pub(crate) fn has_value_ctl(v: &[u8]) -> bool {
+    v.iter().fold(false, |bad, &b| bad | is_value_ctl(b))
+}
+
+/// `OWS = *( SP / HTAB )` (RFC 9110 §5.6.3).
+#[inline(always)]
+pub(crate) fn is_ows(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+/// `s` without leading and trailing OWS.
+#[inline]
+pub(crate) fn trim_ows(s: &[u8]) -> &[u8] {
+    let start = s.iter().position(|&b| !is_ows(b)).unwrap_or(s.len());
+    let end = s.iter().rposition(|&b| !is_ows(b)).map_or(start, |i| i + 1);
+    &s[start..end]
+}
+
+/// The elements of a comma-separated list across every field line given (RFC 9110 §5.6.1),
+/// trimmed of OWS. Empty elements are yielded too (as empty slices); callers decide.
+pub(crate) fn list_elements<'a, I>(lines: I) -> impl Iterator<Item = &'a [u8]>
+where
+    I: Iterator<Item = &'a [u8]>,
+{
+    lines.flat_map(|line| line.split(|&b| b == b',')).map(trim_ows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tchar_table_matches_rfc9110_5_6_2() {
+        let specials = b"!#$%&'*+-.^_`|~";
+        for b in 0..=255u8 {
+            let expect = b.is_ascii_alphanumeric() || specials.contains(&b);
+            assert_eq!(is_tchar(b), expect, "{b:#x}");
+        }
+    }
+
+    #[test]
+    fn value_ctl_matches_rfc9110_5_5() {
+        for b in 0..=255u8 {
+            let ok = b == b'\t' || b == b' ' || b.is_ascii_graphic() || b >= 0x80;
+            assert_eq!(is_value_ctl(b), !ok, "{b:#x}");
+            assert_eq!(has_value_ctl(&[b'a', b, b'z']), !ok);
+        }
+    }
+
+    #[test]
+    fn list_splitting_rfc9110_5_6_1() {
+        let lines: [&[u8]; 2] = [b" a ,\tb,,", b"c"];
+        let got: Vec<&[u8]> = list_elements(lines.into_iter()).collect();
+        assert_eq!(got, [&b"a"[..], b"b", b"", b"", b"c"]);
+        assert_eq!(trim_ows(b" \t "), b"");
+    }
+}

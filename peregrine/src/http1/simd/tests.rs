@@ -1,0 +1,212 @@
+//! Every kernel against the [`CLASS`] table, for all 256 byte values in every lane position,
+//! at block boundaries and in the overlapping tail block.
+
+use super::scalar::Scalar;
+use super::*;
+
+fn reference_first(buf: &[u8], start: usize, bit: u8) -> usize {
+    (start..buf.len())
+        .find(|&i| CLASS[usize::from(buf[i])] & bit == 0)
+        .unwrap_or(buf.len())
+}
+
+fn reference_line(buf: &[u8], start: usize) -> (usize, usize) {
+    let c = reference_first(buf, start, TOKEN);
+    if c >= buf.len() {
+        (buf.len(), buf.len())
+    } else {
+        (c, reference_first(buf, c + 1, VALUE))
+    }
+}
+
+/// Runs `check` with every kernel this machine can execute.
+fn each_kernel(mut check: impl FnMut(&str, &dyn Fn(&[u8], usize) -> [usize; 4])) {
+    fn answers<K: Kernel>(k: K) -> impl Fn(&[u8], usize) -> [usize; 4] {
+        move |buf, start| {
+            let (c, e) = k.line(buf, start);
+            [k.non_token(buf, start), k.non_target(buf, start), c, e]
+        }
+    }
+    check("scalar", &answers(Scalar));
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(k) = sse42::Sse42::detect() {
+            check("sse42", &answers(Vector(k)));
+        }
+        if let Some(k) = avx2::Avx2::detect() {
+            check("avx2", &answers(Vector(k)));
+        }
+    }
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    check("neon", &answers(Vector(neon::Neon::new())));
+}
+
+fn expected(buf: &[u8], start: usize) -> [usize; 4] {
+    let (c, e) = reference_line(buf, start);
+    [
+        reference_first(buf, start, TOKEN),
+        reference_first(buf, start, TARGET),
+        c,
+        e,
+    ]
+}
+
+#[test]
+fn every_byte_in_every_position_matches_the_table() {
+    each_kernel(|name, k| {
+        for len in [1, 15, 16, 17, 31, 32, 33, 47, 65, 79] {
+            for pos in 0..len {
+                for b in 0..=255u8 {
+                    for filler in [b'a', b'/'] {
+                        let mut buf = vec![filler; len];
+                        buf[pos] = b;
+                        for start in [0, pos.saturating_sub(1), 17.min(len)] {
+                            assert_eq!(
+                                k(&buf, start),
+                                expected(&buf, start),
+                                "{name}: byte {b:#04x} at {pos} of {len}, start {start}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn header_line_value_phase_every_byte_every_position() {
+    // "name:" then a value; the probe byte sits somewhere in the value, possibly in the block
+    // that holds the colon, possibly in a later (or the overlapping tail) block.
+    each_kernel(|name, k| {
+        for name_len in [1, 4, 14, 15, 31, 32, 40] {
+            for len in [name_len + 2, 33, 48, 70] {
+                if len <= name_len + 1 {
+                    continue;
+                }
+                for pos in name_len + 1..len {
+                    for b in 0..=255u8 {
+                        let mut buf = vec![b'v'; len];
+                        buf[..name_len].fill(b'n');
+                        buf[name_len] = b':';
+                        buf[pos] = b;
+                        for start in [0, name_len] {
+                            assert_eq!(
+                                k(&buf, start),
+                                expected(&buf, start),
+                                "{name}: byte {b:#04x} at {pos}, name {name_len}, len {len}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn random_buffers_match_the_table() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    each_kernel(|name, k| {
+        for _ in 0..20_000 {
+            let len = (next() % 100) as usize;
+            // Mostly good bytes with an occasional outlier, so the scans run far.
+            let buf: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    if r % 13 == 0 {
+                        (r >> 8) as u8
+                    } else {
+                        b"aZ9-:/ \t"[(r >> 8) as usize % 8]
+                    }
+                })
+                .collect();
+            let start = if len == 0 {
+                0
+            } else {
+                (next() as usize) % (len + 1)
+            };
+            assert_eq!(
+                k(&buf, start),
+                expected(&buf, start),
+                "{name}: {buf:?} from {start}"
+            );
+        }
+    });
+}
+
+#[test]
+fn class_table_follows_the_rfc_grammar() {
+    struct Case {
+        bytes: &'static [u8],
+        class: u8,
+        member: bool,
+        rfc: &'static str,
+    }
+    let cases = [
+        Case {
+            bytes: b"!#$%&'*+-.^_`|~09azAZ",
+            class: TOKEN,
+            member: true,
+            rfc: "9110 5.6.2",
+        },
+        Case {
+            bytes: b"\"(),/:;<=>?@[\\]{} \t\x00\x7f\x80",
+            class: TOKEN,
+            member: false,
+            rfc: "9110 5.6.2",
+        },
+        Case {
+            bytes: b"\t !~\x80\xff\"",
+            class: VALUE,
+            member: true,
+            rfc: "9110 5.5",
+        },
+        Case {
+            bytes: b"\r\n\x00\x01\x08\x0b\x1f\x7f",
+            class: VALUE,
+            member: false,
+            rfc: "9110 5.5",
+        },
+        Case {
+            bytes: b"azAZ09-._~:/?[]@!$&'()*+,;=%",
+            class: TARGET,
+            member: true,
+            rfc: "3986 2",
+        },
+        Case {
+            bytes: b" #\"<>\\^`{|}\x00\t\r\n\x7f\x80\xff",
+            class: TARGET,
+            member: false,
+            rfc: "3986 2, 9112 3.2",
+        },
+    ];
+    for c in cases {
+        for &b in c.bytes {
+            assert_eq!(
+                CLASS[usize::from(b)] & c.class != 0,
+                c.member,
+                "{b:#04x} RFC {}",
+                c.rfc
+            );
+        }
+    }
+}
+
+#[test]
+fn dispatch_picks_a_kernel() {
+    let name = kernel_name();
+    #[cfg(feature = "force-scalar")]
+    assert_eq!(name, "scalar");
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if std::is_x86_feature_detected!("avx2") {
+        assert_eq!(name, "avx2");
+    }
+    assert!(!name.is_empty());
+}

@@ -1,0 +1,565 @@
+//! The request a handler receives: zero-copy views over the received head, and a body stream.
+//!
+//! The head arrives in the connection's read buffer; the server splits it off as a shared
+//! [`Bytes`] (a reference count, no copy) and keeps the positions of the method, target and
+//! header fields as `u16` offsets, inline for up to [`INLINE_HEADERS`] fields. Reading a header is
+//! a case-insensitive compare over those views; nothing is copied or allocated per request.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::Method;
+use crate::body::Body;
+use crate::http1::{RequestHead, TargetForm, Version};
+
+/// Header fields kept inline in a [`Request`]; more spill to one heap allocation.
+///
+/// 24 covers browsers (10 to 20 fields) while keeping the request, which lives inside the
+/// connection's future, small: an idle connection's memory includes that future.
+pub const INLINE_HEADERS: usize = 24;
+
+/// A byte range of the head: offset and length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Span {
+    off: u16,
+    len: u16,
+}
+
+impl Span {
+    fn of(base: &[u8], part: &[u8]) -> Span {
+        // Offsets of sub-slices of the head; the head is at most u16::MAX bytes (Config caps it).
+        let off = (part.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
+        Span {
+            off: off as u16,
+            len: part.len() as u16,
+        }
+    }
+
+    fn range(self) -> std::ops::Range<usize> {
+        usize::from(self.off)..usize::from(self.off) + usize::from(self.len)
+    }
+}
+
+/// One header field as two spans of the head.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct FieldSpan {
+    name: Span,
+    value: Span,
+}
+
+/// Header positions: inline up to [`INLINE_HEADERS`], the rest on the heap.
+#[derive(Clone, Debug)]
+struct FieldSpans {
+    len: u16,
+    inline: [FieldSpan; INLINE_HEADERS],
+    spill: Vec<FieldSpan>,
+}
+
+impl FieldSpans {
+    fn new() -> FieldSpans {
+        FieldSpans {
+            len: 0,
+            inline: [FieldSpan::default(); INLINE_HEADERS],
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, field: FieldSpan) {
+        let i = usize::from(self.len);
+        if i < INLINE_HEADERS {
+            self.inline[i] = field;
+        } else {
+            self.spill.push(field);
+        }
+        self.len = self.len.saturating_add(1);
+    }
+
+    fn as_slices(&self) -> (&[FieldSpan], &[FieldSpan]) {
+        let n = usize::from(self.len).min(INLINE_HEADERS);
+        (&self.inline[..n], &self.spill)
+    }
+}
+
+/// Where the parts of a request head are; built from a parsed head before the buffer is split.
+#[derive(Clone, Debug)]
+pub(crate) struct HeadSpans {
+    method: Method,
+    version: Version,
+    method_token: Span,
+    target: Span,
+    path: Span,
+    query: Option<Span>,
+    fields: FieldSpans,
+}
+
+impl HeadSpans {
+    /// Records the positions of `head`'s parts relative to `base`, the buffer it was parsed from.
+    pub(crate) fn from_head(base: &[u8], head: &RequestHead<'_, '_>) -> HeadSpans {
+        let mut fields = FieldSpans::new();
+        for h in head.headers {
+            fields.push(FieldSpan {
+                name: Span::of(base, h.name.as_bytes()),
+                value: Span::of(base, h.value),
+            });
+        }
+        let target = Span::of(base, head.target.as_bytes());
+        let (path, query) = split_target(head.target, head.form);
+        HeadSpans {
+            method: head.method,
+            version: head.version,
+            method_token: Span::of(base, head.method_token.as_bytes()),
+            target,
+            path: Span::of(base, path.as_bytes()),
+            query: query.map(|q| Span::of(base, q.as_bytes())),
+            fields,
+        }
+    }
+}
+
+impl HeadSpans {
+    /// The method tag.
+    pub(crate) fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The protocol version.
+    pub(crate) fn version(&self) -> Version {
+        self.version
+    }
+}
+
+/// Splits a request-target into path and query (RFC 9112 §3.2).
+///
+/// Origin form `/p?q` gives (`/p`, `q`); absolute form `http://h/p?q` drops scheme and
+/// authority (§3.2.2), with an empty path read as `/`; authority form (CONNECT, §3.2.3) has no
+/// path; asterisk form (OPTIONS, §3.2.4) has the path `*`.
+fn split_target(target: &str, form: TargetForm) -> (&str, Option<&str>) {
+    let path_and_query = match form {
+        TargetForm::Origin | TargetForm::Asterisk => target,
+        TargetForm::Authority => return ("", None),
+        TargetForm::Absolute => {
+            let after_scheme = target.find("://").map_or(target, |i| &target[i + 3..]);
+            match after_scheme.find(['/', '?']) {
+                Some(i) => &after_scheme[i..],
+                None => "",
+            }
+        }
+    };
+    let (path, query) = match path_and_query.find('?') {
+        Some(i) => (&path_and_query[..i], Some(&path_and_query[i + 1..])),
+        None => (path_and_query, None),
+    };
+    if path.is_empty() && form == TargetForm::Absolute {
+        // Absolute form with an empty path: "/" (RFC 9112 §3.2.2 via RFC 3986 §6.2.3).
+        return ("/", query);
+    }
+    (path, query)
+}
+
+/// An HTTP request as a handler sees it.
+///
+/// Method, target, path, query, version and headers are views over the received head (one
+/// shared [`Bytes`]); the body is a stream read from the connection on demand.
+///
+/// # Examples
+/// ```
+/// use peregrine::{Method, Request};
+/// let req: Request = http::Request::get("/hello?name=x")
+///     .header("Accept", "text/plain")
+///     .body(())
+///     .unwrap()
+///     .into();
+/// assert_eq!(req.method(), Method::Get);
+/// assert_eq!(req.path(), "/hello");
+/// assert_eq!(req.query(), Some("name=x"));
+/// assert_eq!(req.header("accept"), Some(&b"text/plain"[..]));
+/// ```
+#[derive(Debug)]
+pub struct Request {
+    head: Bytes,
+    spans: HeadSpans,
+    body: Body,
+}
+
+impl Request {
+    /// Assembles a request from a head split off the read buffer and its spans.
+    pub(crate) fn from_parts(head: Bytes, spans: HeadSpans, body: Body) -> Request {
+        Request { head, spans, body }
+    }
+
+    fn text(&self, span: Span) -> &str {
+        // The parser validated these spans as ASCII (method token, target, field names), and
+        // `from_http` writes them from `str`s; an invalid span would read as empty, not panic.
+        self.head
+            .get(span.range())
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+
+    fn bytes(&self, span: Span) -> &[u8] {
+        self.head.get(span.range()).unwrap_or(b"")
+    }
+
+    /// The method tag; [`Method::Extension`] for a method outside RFC 9110 (see
+    /// [`method_str`](Self::method_str)).
+    #[inline]
+    pub fn method(&self) -> Method {
+        self.spans.method
+    }
+
+    /// The method token as sent, e.g. `"GET"` or an extension method like `"PROPFIND"`.
+    pub fn method_str(&self) -> &str {
+        self.text(self.spans.method_token)
+    }
+
+    /// The request-target exactly as sent (RFC 9112 §3.2), e.g. `/a/b?c=d`.
+    pub fn target(&self) -> &str {
+        self.text(self.spans.target)
+    }
+
+    /// The path of the target without the query, still percent-encoded.
+    pub fn path(&self) -> &str {
+        self.text(self.spans.path)
+    }
+
+    /// The query after `?`, if the target has one (possibly empty).
+    pub fn query(&self) -> Option<&str> {
+        self.spans.query.map(|q| self.text(q))
+    }
+
+    /// The protocol version of the request.
+    #[inline]
+    pub fn version(&self) -> Version {
+        self.spans.version
+    }
+
+    /// The value of the first header named `name`, compared case-insensitively (RFC 9110 §5.1).
+    ///
+    /// Accepts a `&str` or an [`http::HeaderName`].
+    pub fn header(&self, name: impl AsRef<str>) -> Option<&[u8]> {
+        self.headers().get(name.as_ref())
+    }
+
+    /// The header fields in the order received.
+    pub fn headers(&self) -> Headers<'_> {
+        Headers { req: self }
+    }
+
+    /// The request body.
+    pub fn body_mut(&mut self) -> &mut Body {
+        &mut self.body
+    }
+
+    /// Takes the body out, leaving an empty one.
+    pub fn take_body(&mut self) -> Body {
+        std::mem::take(&mut self.body)
+    }
+
+    /// Consumes the request, returning its body.
+    pub fn into_body(self) -> Body {
+        self.body
+    }
+
+    /// The raw request head as received (request line, header fields, final empty line).
+    pub fn raw_head(&self) -> &Bytes {
+        &self.head
+    }
+}
+
+/// A view of a request's header fields.
+#[derive(Clone, Copy, Debug)]
+pub struct Headers<'r> {
+    req: &'r Request,
+}
+
+impl<'r> Headers<'r> {
+    /// The number of fields.
+    pub fn len(&self) -> usize {
+        usize::from(self.req.spans.fields.len)
+    }
+
+    /// Whether there are no fields.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The fields in order as (name as sent, value without surrounding whitespace).
+    pub fn iter(&self) -> impl Iterator<Item = (&'r str, &'r [u8])> + use<'r> {
+        let req = self.req;
+        let (inline, spill) = req.spans.fields.as_slices();
+        inline
+            .iter()
+            .chain(spill)
+            .map(move |f| (req.text(f.name), req.bytes(f.value)))
+    }
+
+    /// The first value of `name`, compared case-insensitively.
+    pub fn get(&self, name: &str) -> Option<&'r [u8]> {
+        self.get_all(name).next()
+    }
+
+    /// The first value of `name` if it is valid UTF-8.
+    pub fn get_str(&self, name: &str) -> Option<&'r str> {
+        self.get(name).and_then(|v| std::str::from_utf8(v).ok())
+    }
+
+    /// Every value of `name` in order (RFC 9110 §5.3: a list may be split over several lines).
+    pub fn get_all<'n>(&self, name: &'n str) -> impl Iterator<Item = &'r [u8]> + use<'r, 'n> {
+        self.iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// Whether a field named `name` is present.
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+}
+
+fn to_http_method(req: &Request) -> http::Method {
+    match req.method() {
+        Method::Get => http::Method::GET,
+        Method::Head => http::Method::HEAD,
+        Method::Post => http::Method::POST,
+        Method::Put => http::Method::PUT,
+        Method::Delete => http::Method::DELETE,
+        Method::Connect => http::Method::CONNECT,
+        Method::Options => http::Method::OPTIONS,
+        Method::Trace => http::Method::TRACE,
+        Method::Patch => http::Method::PATCH,
+        // The parser validated the token; http's own check agrees on `token` (RFC 9110 §5.6.2).
+        Method::Extension => {
+            http::Method::from_bytes(req.method_str().as_bytes()).unwrap_or(http::Method::GET)
+        }
+    }
+}
+
+/// Converts to the `http` crate's request, copying the head into its types; the body moves.
+///
+/// A header field that the `http` crate refuses (it is stricter about some obs-text) is left
+/// out; the target of an asterisk- or authority-form request becomes the equivalent `Uri`.
+impl From<Request> for http::Request<Body> {
+    fn from(req: Request) -> Self {
+        let mut out = http::Request::new(Body::empty());
+        *out.method_mut() = to_http_method(&req);
+        *out.uri_mut() = req.target().parse().unwrap_or_default();
+        *out.version_mut() = match req.version() {
+            Version::Http10 => http::Version::HTTP_10,
+            Version::Http11 => http::Version::HTTP_11,
+        };
+        let headers = out.headers_mut();
+        let (inline, spill) = req.spans.fields.as_slices();
+        for field in inline.iter().chain(spill) {
+            let Ok(name) = http::HeaderName::from_bytes(req.bytes(field.name)) else {
+                continue;
+            };
+            let range = field.value.range();
+            let value = if range.end <= req.head.len() {
+                req.head.slice(range)
+            } else {
+                Bytes::new()
+            };
+            if let Ok(value) = http::HeaderValue::from_maybe_shared(value) {
+                headers.append(name, value);
+            }
+        }
+        *out.body_mut() = req.body;
+        out
+    }
+}
+
+/// Converts from the `http` crate's request by writing its head in HTTP/1.1 form.
+///
+/// Useful to call a handler directly in a test. HTTP/2 and later versions read as HTTP/1.1.
+impl<B: Into<Body>> From<http::Request<B>> for Request {
+    fn from(req: http::Request<B>) -> Self {
+        let (parts, body) = req.into_parts();
+        let target = if parts.uri.scheme().is_some() {
+            parts.uri.to_string()
+        } else {
+            parts
+                .uri
+                .path_and_query()
+                .map_or("/", |pq| pq.as_str())
+                .to_owned()
+        };
+        let version = match parts.version {
+            http::Version::HTTP_09 | http::Version::HTTP_10 => Version::Http10,
+            _ => Version::Http11,
+        };
+        let mut buf = BytesMut::new();
+        let method_token = push(&mut buf, parts.method.as_str().as_bytes());
+        buf.put_u8(b' ');
+        let target_span = push(&mut buf, target.as_bytes());
+        buf.put_u8(b' ');
+        buf.put_slice(version.as_str().as_bytes());
+        buf.put_slice(b"\r\n");
+        let mut fields = FieldSpans::new();
+        for (name, value) in &parts.headers {
+            let name = push(&mut buf, name.as_str().as_bytes());
+            buf.put_slice(b": ");
+            let value = push(&mut buf, value.as_bytes());
+            buf.put_slice(b"\r\n");
+            fields.push(FieldSpan { name, value });
+        }
+        buf.put_slice(b"\r\n");
+        let form = if parts.uri.scheme().is_some() {
+            TargetForm::Absolute
+        } else if target == "*" {
+            TargetForm::Asterisk
+        } else {
+            TargetForm::Origin
+        };
+        let (path, query) = split_target(&target, form);
+        let base = target.as_ptr() as usize;
+        let sub = |s: &str| (s.as_ptr() as usize).wrapping_sub(base) as u16;
+        let path = Span {
+            off: target_span.off + sub(path),
+            len: path.len() as u16,
+        };
+        let query = query.map(|q| Span {
+            off: target_span.off + sub(q),
+            len: q.len() as u16,
+        });
+        let spans = HeadSpans {
+            method: Method::from_token(parts.method.as_str().as_bytes()),
+            version,
+            method_token,
+            target: target_span,
+            path,
+            query,
+            fields,
+        };
+        Request {
+            head: buf.freeze(),
+            spans,
+            body: body.into(),
+        }
+    }
+}
+
+fn push(buf: &mut BytesMut, bytes: &[u8]) -> Span {
+    let off = buf.len() as u16;
+    buf.put_slice(bytes);
+    Span {
+        off,
+        len: bytes.len() as u16,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Case {
+        target: &'static str,
+        form: TargetForm,
+        expect: (&'static str, Option<&'static str>),
+    }
+
+    /// RFC 9112 §3.2: the four target forms and where path and query sit in each.
+    #[test]
+    fn split_target_by_form() {
+        let cases = [
+            Case {
+                target: "/a/b?c=d",
+                form: TargetForm::Origin,
+                expect: ("/a/b", Some("c=d")),
+            },
+            Case {
+                target: "/a?",
+                form: TargetForm::Origin,
+                expect: ("/a", Some("")),
+            },
+            Case {
+                target: "/",
+                form: TargetForm::Origin,
+                expect: ("/", None),
+            },
+            Case {
+                target: "http://h:80/x?y",
+                form: TargetForm::Absolute,
+                expect: ("/x", Some("y")),
+            },
+            Case {
+                target: "http://h",
+                form: TargetForm::Absolute,
+                expect: ("/", None),
+            },
+            Case {
+                target: "http://h?q",
+                form: TargetForm::Absolute,
+                expect: ("/", Some("q")),
+            },
+            Case {
+                target: "h:443",
+                form: TargetForm::Authority,
+                expect: ("", None),
+            },
+            Case {
+                target: "*",
+                form: TargetForm::Asterisk,
+                expect: ("*", None),
+            },
+        ];
+        for case in cases {
+            assert_eq!(
+                split_target(case.target, case.form),
+                case.expect,
+                "{}",
+                case.target
+            );
+        }
+    }
+
+    #[test]
+    fn from_http_and_back() {
+        let req: Request = http::Request::post("http://example.com/p?q=1")
+            .header("X-One", "1")
+            .header("x-two", "2")
+            .header("x-one", "again")
+            .body("hi")
+            .unwrap()
+            .into();
+        assert_eq!(req.method(), Method::Post);
+        assert_eq!(req.method_str(), "POST");
+        assert_eq!(req.target(), "http://example.com/p?q=1");
+        assert_eq!(req.path(), "/p");
+        assert_eq!(req.query(), Some("q=1"));
+        assert_eq!(req.header("X-ONE"), Some(&b"1"[..]));
+        assert_eq!(req.headers().get_all("x-one").count(), 2);
+        assert_eq!(req.headers().len(), 3);
+        let back: http::Request<Body> = req.into();
+        assert_eq!(back.method(), http::Method::POST);
+        assert_eq!(back.uri().path(), "/p");
+        assert_eq!(back.headers().get_all("x-one").iter().count(), 2);
+    }
+
+    #[test]
+    fn many_headers_spill_to_heap() {
+        let mut b = http::Request::get("/");
+        for i in 0..(INLINE_HEADERS + 5) {
+            b = b.header(format!("x-h{i}"), i.to_string());
+        }
+        let req: Request = b.body(()).unwrap().into();
+        assert_eq!(req.headers().len(), INLINE_HEADERS + 5);
+        let last = format!("X-H{}", INLINE_HEADERS + 4);
+        assert_eq!(
+            req.header(&last),
+            Some((INLINE_HEADERS + 4).to_string().as_bytes())
+        );
+    }
+
+    #[test]
+    fn extension_method() {
+        let req: Request = http::Request::builder()
+            .method("PROPFIND")
+            .uri("/dav")
+            .body(())
+            .unwrap()
+            .into();
+        assert_eq!(req.method(), Method::Extension);
+        assert_eq!(req.method_str(), "PROPFIND");
+        let back: http::Request<Body> = req.into();
+        assert_eq!(back.method().as_str(), "PROPFIND");
+    }
+}

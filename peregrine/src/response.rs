@@ -1,0 +1,372 @@
+//! The response a handler returns, and the conversions into it.
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, StatusCode};
+
+use crate::body::{Body, BodyError};
+
+/// Header fields kept inline in a [`Response`]; more spill to one heap allocation.
+const INLINE_FIELDS: usize = 4;
+
+/// An HTTP response: status, header fields and body.
+///
+/// The server adds `Date`, the framing (`Content-Length` or `Transfer-Encoding: chunked`) and
+/// `Connection` itself; a handler sets everything else. Header fields use the `http` crate's
+/// [`HeaderName`] and [`HeaderValue`]; up to four are stored inline, so a response built from
+/// static parts allocates nothing.
+///
+/// # Examples
+/// ```
+/// use http::{StatusCode, header};
+/// use peregrine::Response;
+/// let res = Response::new("Hello, World!")
+///     .with_header(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain"));
+/// assert_eq!(res.status(), StatusCode::OK);
+/// assert_eq!(res.headers().get(&header::CONTENT_TYPE).unwrap(), "text/plain");
+/// ```
+#[derive(Debug)]
+pub struct Response {
+    status: StatusCode,
+    headers: HeaderList,
+    body: Body,
+}
+
+impl Response {
+    /// A `200 OK` response with `body`.
+    pub fn new(body: impl Into<Body>) -> Response {
+        Response {
+            status: StatusCode::OK,
+            headers: HeaderList::new(),
+            body: body.into(),
+        }
+    }
+
+    /// A response with `status` and `body`.
+    pub fn with_status(status: StatusCode, body: impl Into<Body>) -> Response {
+        Response {
+            status,
+            headers: HeaderList::new(),
+            body: body.into(),
+        }
+    }
+
+    /// Adds a header field (keeping any others of the same name) and returns the response.
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Response {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// The status code.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// Sets the status code.
+    pub fn set_status(&mut self, status: StatusCode) {
+        self.status = status;
+    }
+
+    /// The header fields.
+    pub fn headers(&self) -> &HeaderList {
+        &self.headers
+    }
+
+    /// The header fields, to change.
+    pub fn headers_mut(&mut self) -> &mut HeaderList {
+        &mut self.headers
+    }
+
+    /// The body.
+    pub fn body_mut(&mut self) -> &mut Body {
+        &mut self.body
+    }
+
+    /// Splits the response into status, header fields and body.
+    pub fn into_parts(self) -> (StatusCode, HeaderList, Body) {
+        (self.status, self.headers, self.body)
+    }
+}
+
+/// The header fields of a [`Response`]: an ordered list, inline for the first four.
+///
+/// Lookups compare names exactly (a [`HeaderName`] is already lowercase), so a list of a few
+/// fields needs no hash map.
+#[derive(Debug, Default)]
+pub struct HeaderList {
+    inline: [Option<(HeaderName, HeaderValue)>; INLINE_FIELDS],
+    spill: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl HeaderList {
+    /// An empty list; no allocation.
+    pub fn new() -> HeaderList {
+        HeaderList::default()
+    }
+
+    /// The number of fields.
+    pub fn len(&self) -> usize {
+        self.inline.iter().filter(|f| f.is_some()).count() + self.spill.len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.inline[0].is_none()
+    }
+
+    /// Adds a field after the others.
+    pub fn append(&mut self, name: HeaderName, value: HeaderValue) {
+        match self.inline.iter_mut().find(|f| f.is_none()) {
+            Some(slot) => *slot = Some((name, value)),
+            None => self.spill.push((name, value)),
+        }
+    }
+
+    /// Sets `name` to `value`, removing other fields of that name.
+    pub fn insert(&mut self, name: HeaderName, value: HeaderValue) {
+        self.remove(&name);
+        self.append(name, value);
+    }
+
+    /// Removes every field named `name`; returns whether there was one.
+    pub fn remove(&mut self, name: &HeaderName) -> bool {
+        let before = self.len();
+        let mut kept: Vec<(HeaderName, HeaderValue)> = Vec::new();
+        if self.iter().any(|(n, _)| n == name) {
+            kept = std::mem::take(self)
+                .into_iter()
+                .filter(|(n, _)| n != name)
+                .collect();
+        }
+        for (n, v) in kept {
+            self.append(n, v);
+        }
+        before != self.len()
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &HeaderName) -> Option<&HeaderValue> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// Whether a field named `name` is present.
+    pub fn contains(&self, name: &HeaderName) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The fields in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
+        self.inline
+            .iter()
+            .map_while(|f| f.as_ref())
+            .chain(&self.spill)
+            .map(|(n, v)| (n, v))
+    }
+}
+
+impl IntoIterator for HeaderList {
+    type Item = (HeaderName, HeaderValue);
+    type IntoIter = std::iter::Chain<
+        std::iter::Flatten<std::array::IntoIter<Option<(HeaderName, HeaderValue)>, INLINE_FIELDS>>,
+        std::vec::IntoIter<(HeaderName, HeaderValue)>,
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.inline.into_iter().flatten().chain(self.spill)
+    }
+}
+
+impl From<http::HeaderMap> for HeaderList {
+    fn from(map: http::HeaderMap) -> Self {
+        let mut list = HeaderList::new();
+        let mut last = None;
+        for (name, value) in map {
+            // `HeaderMap`'s iterator names only the first value of each run of equal names.
+            if let Some(name) = name {
+                last = Some(name);
+            }
+            if let Some(name) = &last {
+                list.append(name.clone(), value);
+            }
+        }
+        list
+    }
+}
+
+/// Converts into anything a handler may return.
+///
+/// Implemented for [`Response`], `http::Response<B>`, bodies (`&'static str`, `String`,
+/// `Bytes`, `Vec<u8>`, [`Body`]: status 200), [`StatusCode`] (empty body), `(StatusCode, T)`,
+/// `()` (200, empty) and `Result<T, E>` where both sides convert.
+pub trait IntoResponse {
+    /// Performs the conversion.
+    fn into_response(self) -> Response;
+}
+
+impl IntoResponse for Response {
+    #[inline]
+    fn into_response(self) -> Response {
+        self
+    }
+}
+
+macro_rules! body_into_response {
+    ($($t:ty),*) => {$(
+        impl IntoResponse for $t {
+            #[inline]
+            fn into_response(self) -> Response {
+                Response::new(self)
+            }
+        }
+    )*};
+}
+
+body_into_response!(
+    &'static str,
+    &'static [u8],
+    String,
+    Vec<u8>,
+    Bytes,
+    Body,
+    ()
+);
+
+impl IntoResponse for StatusCode {
+    fn into_response(self) -> Response {
+        Response::with_status(self, Body::empty())
+    }
+}
+
+impl<T: IntoResponse> IntoResponse for (StatusCode, T) {
+    fn into_response(self) -> Response {
+        let mut res = self.1.into_response();
+        res.set_status(self.0);
+        res
+    }
+}
+
+impl<T: IntoResponse, E: IntoResponse> IntoResponse for Result<T, E> {
+    fn into_response(self) -> Response {
+        match self {
+            Ok(t) => t.into_response(),
+            Err(e) => e.into_response(),
+        }
+    }
+}
+
+/// A body error answers with its status and a one-line reason, so `?` works on body reads.
+impl IntoResponse for BodyError {
+    fn into_response(self) -> Response {
+        Response::with_status(self.status(), self.to_string())
+    }
+}
+
+impl<B: Into<Body>> IntoResponse for http::Response<B> {
+    fn into_response(self) -> Response {
+        Response::from(self)
+    }
+}
+
+impl<B: Into<Body>> From<http::Response<B>> for Response {
+    fn from(res: http::Response<B>) -> Self {
+        let (parts, body) = res.into_parts();
+        Response {
+            status: parts.status,
+            headers: parts.headers.into(),
+            body: body.into(),
+        }
+    }
+}
+
+impl From<Response> for http::Response<Body> {
+    fn from(res: Response) -> Self {
+        let mut out = http::Response::new(res.body);
+        *out.status_mut() = res.status;
+        let map = out.headers_mut();
+        for (name, value) in res.headers {
+            map.append(name, value);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::header;
+
+    fn names(list: &HeaderList) -> Vec<&str> {
+        list.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    #[test]
+    fn header_list_keeps_order_and_spills() {
+        let mut list = HeaderList::new();
+        for i in 0..6 {
+            list.append(
+                HeaderName::from_bytes(format!("x-{i}").as_bytes()).unwrap(),
+                HeaderValue::from(i),
+            );
+        }
+        assert_eq!(names(&list), ["x-0", "x-1", "x-2", "x-3", "x-4", "x-5"]);
+        assert!(list.remove(&HeaderName::from_static("x-1")));
+        assert_eq!(names(&list), ["x-0", "x-2", "x-3", "x-4", "x-5"]);
+        list.insert(
+            HeaderName::from_static("x-0"),
+            HeaderValue::from_static("new"),
+        );
+        assert_eq!(names(&list), ["x-2", "x-3", "x-4", "x-5", "x-0"]);
+        assert_eq!(list.get(&HeaderName::from_static("x-0")).unwrap(), "new");
+        assert_eq!(list.len(), 5);
+    }
+
+    #[test]
+    fn into_response_conversions() {
+        struct Case {
+            res: Response,
+            status: u16,
+            body_len: Option<u64>,
+        }
+        let cases = [
+            Case {
+                res: "hi".into_response(),
+                status: 200,
+                body_len: Some(2),
+            },
+            Case {
+                res: StatusCode::NO_CONTENT.into_response(),
+                status: 204,
+                body_len: Some(0),
+            },
+            Case {
+                res: (StatusCode::CREATED, String::from("abc")).into_response(),
+                status: 201,
+                body_len: Some(3),
+            },
+            Case {
+                res: Err::<&str, _>(StatusCode::NOT_FOUND).into_response(),
+                status: 404,
+                body_len: Some(0),
+            },
+        ];
+        for case in cases {
+            assert_eq!(case.res.status().as_u16(), case.status);
+            assert_eq!(case.res.body.size_hint(), case.body_len);
+        }
+    }
+
+    #[test]
+    fn http_response_round_trip() {
+        let res = http::Response::builder()
+            .status(418)
+            .header(header::CONTENT_TYPE, "text/plain")
+            .header("x-a", "1")
+            .header("x-a", "2")
+            .body("tea")
+            .unwrap();
+        let ours = Response::from(res);
+        assert_eq!(ours.status().as_u16(), 418);
+        assert_eq!(ours.headers().len(), 3);
+        let back: http::Response<Body> = ours.into();
+        assert_eq!(back.headers().get_all("x-a").iter().count(), 2);
+    }
+}

@@ -1,0 +1,79 @@
+//! A worker's pool of connection buffers, so idle connections hold none.
+//!
+//! A connection gives its (empty) read and write buffers back while it waits for the next
+//! request and takes them again when the socket is readable. On a current-thread runtime only
+//! one connection runs at a time, so a handful of pooled buffers serves thousands of kept-alive
+//! connections: steady-state requests allocate nothing, and an idle connection holds no buffer.
+
+use std::cell::RefCell;
+
+use bytes::BytesMut;
+
+/// Capacity of a fresh buffer. A typical request head (browsers send 300 to 800 bytes) and a
+/// 16-deep pipelined batch of small requests fit.
+pub(crate) const BUF_CAPACITY: usize = 4096;
+
+/// Buffers kept per worker; more are freed. 64 × 4 KiB = 256 KiB per worker at most.
+const POOL_MAX: usize = 64;
+
+/// Buffers larger than this (grown for a large head) are freed rather than pooled.
+const POOL_MAX_CAPACITY: usize = 64 * 1024;
+
+/// A LIFO of empty buffers, per worker thread.
+#[derive(Debug, Default)]
+pub(crate) struct BufPool {
+    free: RefCell<Vec<BytesMut>>,
+}
+
+impl BufPool {
+    /// An empty buffer with at least [`BUF_CAPACITY`] bytes of room.
+    pub(crate) fn take(&self) -> BytesMut {
+        self.free
+            .borrow_mut()
+            .pop()
+            .unwrap_or_else(|| BytesMut::with_capacity(BUF_CAPACITY))
+    }
+
+    /// Returns a buffer; it is kept only if empty, not shared with a live `Bytes`, and of a
+    /// reasonable size.
+    pub(crate) fn put(&self, mut buf: BytesMut) {
+        if !buf.is_empty() || buf.capacity() > POOL_MAX_CAPACITY {
+            return;
+        }
+        // Reclaims the whole allocation when no `Bytes` split off it is alive; otherwise the
+        // buffer is still shared (a handler kept its request) and is dropped instead.
+        if !buf.try_reclaim(BUF_CAPACITY) {
+            return;
+        }
+        let mut free = self.free.borrow_mut();
+        if free.len() < POOL_MAX {
+            free.push(buf);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recycles_only_reclaimable_buffers() {
+        let pool = BufPool::default();
+        let mut a = pool.take();
+        a.extend_from_slice(b"GET / HTTP/1.1\r\n\r\n");
+        let head = a.split_to(a.len()).freeze();
+        pool.put(a);
+        // `head` still shares the allocation: the buffer was not pooled.
+        assert!(pool.free.borrow().is_empty());
+        drop(head);
+
+        let mut b = pool.take();
+        b.extend_from_slice(b"xyz");
+        let part = b.split_to(3).freeze();
+        drop(part);
+        pool.put(b);
+        assert_eq!(pool.free.borrow().len(), 1);
+        let c = pool.take();
+        assert!(c.capacity() >= BUF_CAPACITY);
+    }
+}

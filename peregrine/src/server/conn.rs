@@ -1,0 +1,632 @@
+//! One HTTP/1.1 connection: read, parse, dispatch, encode, write, until it closes.
+//!
+//! Requests are handled one at a time in arrival order (RFC 9112 §9.3.2: responses to
+//! pipelined requests go out in the same order). Their responses collect in one write buffer
+//! that is flushed only when no complete request is left in the read buffer, so a pipelined
+//! batch read at once is answered with one write.
+//!
+//! The handler's future is polled inline, inside this connection's future (which is generic
+//! over the handler): no allocation per request. While waiting for the next request the
+//! connection hands its empty buffers back to the worker's pool, so an idle connection holds
+//! only its task and socket.
+
+use std::future::{Future, poll_fn};
+use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::{Pin, pin};
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::StatusCode;
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+use super::encode_shim::{self as encode, ConnectionHeader, Framing, HeadScanner};
+use super::incoming::ConnIo;
+use super::runtime::{Admitted, Worker};
+use crate::Method;
+use crate::body::{Body, BodyErrorKind};
+use crate::handler::Handler;
+use crate::http1::framing::{BodyLength, RequestFraming, request_framing};
+use crate::http1::{EMPTY_HEADER, Limits, ParseError, RequestHead, Status, Version};
+use crate::request::{HeadSpans, Request};
+use crate::response::{IntoResponse, Response};
+
+/// Header slots on the stack for the first parse attempt; a head with more fields (up to
+/// `Limits::max_headers`) is parsed again into a heap array.
+const STACK_HEADERS: usize = 32;
+
+/// Flush the write buffer once it holds this much, even mid-batch.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// Body chunks at least this large are written straight from their `Bytes`, not copied.
+const COPY_MAX: usize = 16 * 1024;
+
+/// Upper bound on the lingering close (reading what the client still sends after our last
+/// response, so the kernel does not answer it with a reset that destroys that response).
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 64 * 1024;
+
+/// Why the connection stops; the socket closes either way.
+#[derive(Debug)]
+enum Close {
+    /// Orderly: the response said `Connection: close`, or a timeout, or shutdown.
+    Done,
+    /// The peer went away or the socket failed.
+    Io,
+}
+
+impl From<io::Error> for Close {
+    fn from(_: io::Error) -> Close {
+        Close::Io
+    }
+}
+
+/// The result of running the handler.
+// Boxing the large variant would allocate per request; these values live on the stack.
+#[allow(clippy::large_enum_variant)]
+enum Outcome {
+    Response(Response),
+    Panicked,
+    BodyTimedOut,
+}
+
+/// A parsed head, or what stops it.
+#[allow(clippy::large_enum_variant)]
+enum Next {
+    Request {
+        spans: HeadSpans,
+        framing: RequestFraming,
+        len: usize,
+    },
+    Partial,
+    Error(ParseError),
+}
+
+/// Serves one accepted connection until it closes.
+pub(crate) async fn serve<H: Handler>(stream: TcpStream, handler: Rc<H>, admitted: Admitted) {
+    let worker = admitted.0.clone();
+    let limits = worker.config.parser_limits();
+    let mut conn = Conn {
+        io: Rc::new(ConnIo::new(stream)),
+        worker,
+        handler,
+        limits,
+        scanner: HeadScanner::new(),
+        wbuf: Vec::new(),
+        wpos: 0,
+    };
+    let started = Instant::now();
+    let sleep = pin!(tokio::time::sleep_until(
+        started + conn.worker.config.header_read_timeout
+    ));
+    let linger = conn.run(sleep, started).await;
+    if let Ok(sleep) = linger {
+        conn.linger(sleep).await;
+    }
+    conn.release_buffers();
+    drop(admitted);
+}
+
+struct Conn<H> {
+    io: Rc<ConnIo>,
+    worker: Rc<Worker>,
+    handler: Rc<H>,
+    limits: Limits,
+    scanner: HeadScanner,
+    wbuf: Vec<u8>,
+    wpos: usize,
+}
+
+impl<H: Handler> Conn<H> {
+    /// The request loop. `Ok` carries the timer back for a lingering close after an orderly end.
+    async fn run<'s>(
+        &mut self,
+        mut sleep: Pin<&'s mut Sleep>,
+        accepted: Instant,
+    ) -> Result<Pin<&'s mut Sleep>, ()> {
+        // The first head is timed from the accept; later ones from their first bytes.
+        let mut head_started = Some(accepted);
+        let mut first = true;
+        loop {
+            let (spans, framing, len) = match self.parse_next() {
+                Next::Request {
+                    spans,
+                    framing,
+                    len,
+                } => (spans, framing, len),
+                Next::Error(e) => {
+                    let res = Response::with_status(
+                        StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
+                        e.reason(),
+                    );
+                    return match self.respond(res, false, false, &mut sleep).await {
+                        Ok(()) => Ok(sleep),
+                        Err(_) => Err(()),
+                    };
+                }
+                Next::Partial => {
+                    let partial = !self.io.rbuf.borrow().is_empty();
+                    if partial || first {
+                        // Slowloris defence: the whole head within header_read_timeout.
+                        let since = *head_started.get_or_insert_with(Instant::now);
+                        let deadline = since + self.worker.config.header_read_timeout;
+                        if self
+                            .wait_readable(&mut sleep, deadline, partial)
+                            .await
+                            .is_err()
+                        {
+                            return Err(());
+                        }
+                    } else {
+                        let deadline = Instant::now() + self.worker.config.keep_alive_timeout;
+                        if self
+                            .wait_readable(&mut sleep, deadline, false)
+                            .await
+                            .is_err()
+                        {
+                            return Err(());
+                        }
+                    }
+                    match self.read().await {
+                        Ok(true) => continue,
+                        // End of stream between requests: the client is done.
+                        Ok(false) | Err(_) => return Err(()),
+                    }
+                }
+            };
+            first = false;
+            head_started = None;
+            let head = self.io.rbuf.borrow_mut().split_to(len).freeze();
+            match self.dispatch(head, spans, framing, &mut sleep).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(sleep),
+                Err(_) => return Err(()),
+            }
+        }
+    }
+
+    /// Parses the next head from the read buffer.
+    fn parse_next(&mut self) -> Next {
+        let buf = self.io.rbuf.borrow();
+        if buf.is_empty() {
+            return Next::Partial;
+        }
+        let limits = self.limits;
+        let mut slots = [EMPTY_HEADER; STACK_HEADERS];
+        let n = limits.max_headers.min(STACK_HEADERS);
+        match self.scanner.parse(&buf, &mut slots[..n], &limits) {
+            Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
+                let mut heap = vec![EMPTY_HEADER; limits.max_headers];
+                next_of(&buf, self.scanner.parse(&buf, &mut heap, &limits))
+            }
+            parsed => next_of(&buf, parsed),
+        }
+    }
+
+    /// Handles one request whose head was split off the buffer. `Ok(true)`: keep going.
+    async fn dispatch(
+        &mut self,
+        head: Bytes,
+        spans: HeadSpans,
+        framing: RequestFraming,
+        sleep: &mut Pin<&mut Sleep>,
+    ) -> Result<bool, Close> {
+        let config = self.worker.config;
+        let version = spans.version();
+        let is_head = spans.method() == Method::Head;
+        let body_len = match framing.body {
+            // RFC 9110 §15.5.14: refuse a declared length over the limit before reading it.
+            BodyLength::Length(n) if n > config.max_body_bytes => {
+                let res = Response::with_status(StatusCode::PAYLOAD_TOO_LARGE, "body too large");
+                self.respond(res, is_head, false, sleep).await?;
+                return Ok(false);
+            }
+            // Only responses may be delimited by close (RFC 9112 §6.3).
+            BodyLength::CloseDelimited => {
+                let res = Response::with_status(StatusCode::BAD_REQUEST, "invalid framing");
+                self.respond(res, is_head, false, sleep).await?;
+                return Ok(false);
+            }
+            other => other,
+        };
+        let has_body = body_len != BodyLength::Length(0);
+        if has_body && self.wpos < self.wbuf.len() {
+            // `100 Continue` goes straight to the socket; earlier responses must precede it.
+            self.flush(sleep).await?;
+        }
+        // RFC 9110 §10.1.1: ignore 100-continue from an HTTP/1.0 client.
+        let expect = framing.expect_continue && version == Version::Http11;
+        let body = match self.io.start_body(body_len, expect, &config) {
+            Some(incoming) => Body::incoming(incoming),
+            None => Body::empty(),
+        };
+        let req = Request::from_parts(head, spans, body);
+        let (res, mut keep_alive) = match self.call(req, sleep).await {
+            Outcome::Response(res) => (res, framing.keep_alive),
+            Outcome::Panicked => (internal_error(), false),
+            Outcome::BodyTimedOut => {
+                self.io.fail_body(BodyErrorKind::TimedOut);
+                (
+                    Response::with_status(StatusCode::REQUEST_TIMEOUT, "body too slow"),
+                    false,
+                )
+            }
+        };
+        if self.io.body_error().is_some() || self.worker.draining() {
+            keep_alive = false;
+        }
+        if keep_alive && !self.io.body_done() {
+            // An unread body: read and drop it to reach the next request, unless the client
+            // still waits for 100 (it may never send the body) or it is too large.
+            keep_alive = !self.io.continue_unsent() && self.drain(sleep).await;
+        }
+        self.io.end_body();
+        let keep_alive_header = keep_alive && version == Version::Http10;
+        self.respond_inner(res, is_head, version, keep_alive, keep_alive_header, sleep)
+            .await?;
+        if !keep_alive {
+            self.flush(sleep).await?;
+            return Ok(false);
+        }
+        if self.wbuf.len() >= FLUSH_AT {
+            self.flush(sleep).await?;
+        }
+        Ok(true)
+    }
+
+    /// Runs the handler to completion, catching panics and enforcing the body data rate.
+    async fn call(&mut self, req: Request, sleep: &mut Pin<&mut Sleep>) -> Outcome {
+        let config = &self.worker.config;
+        let io = &self.io;
+        let mut fut = pin!(self.handler.call(req));
+        poll_fn(|cx| {
+            // A panic in the handler answers 500; this connection closes, the worker lives on.
+            let polled = catch_unwind(AssertUnwindSafe(|| match fut.as_mut().poll(cx) {
+                Poll::Ready(out) => Poll::Ready(out.into_response()),
+                Poll::Pending => Poll::Pending,
+            }));
+            match polled {
+                Ok(Poll::Ready(res)) => return Poll::Ready(Outcome::Response(res)),
+                Err(_) => return Poll::Ready(Outcome::Panicked),
+                Ok(Poll::Pending) => {}
+            }
+            if body_rate_expired(io, config, sleep, cx) {
+                return Poll::Ready(Outcome::BodyTimedOut);
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Reads and discards the rest of the body, up to `max_drain_bytes`. True on success.
+    async fn drain(&mut self, sleep: &mut Pin<&mut Sleep>) -> bool {
+        let config = self.worker.config;
+        if self
+            .io
+            .body_remaining()
+            .is_some_and(|n| n > config.max_drain_bytes)
+        {
+            return false;
+        }
+        let io = self.io.clone();
+        let mut body = match io.current_body() {
+            Some(incoming) => Body::incoming(incoming),
+            None => return true,
+        };
+        let mut drained = 0u64;
+        poll_fn(|cx| {
+            loop {
+                match body.poll_chunk(cx) {
+                    Poll::Ready(None) => return Poll::Ready(true),
+                    Poll::Ready(Some(Ok(chunk))) => {
+                        drained += chunk.len() as u64;
+                        if drained > config.max_drain_bytes {
+                            return Poll::Ready(false);
+                        }
+                    }
+                    Poll::Ready(Some(Err(_))) => return Poll::Ready(false),
+                    Poll::Pending => {
+                        if body_rate_expired(&io, &config, sleep, cx) {
+                            return Poll::Ready(false);
+                        }
+                        return Poll::Pending;
+                    }
+                }
+            }
+        })
+        .await
+    }
+
+    /// Queues a response that ends the connection (errors before or instead of the handler).
+    async fn respond(
+        &mut self,
+        res: Response,
+        is_head: bool,
+        keep_alive: bool,
+        sleep: &mut Pin<&mut Sleep>,
+    ) -> Result<(), Close> {
+        self.respond_inner(res, is_head, Version::Http11, keep_alive, false, sleep)
+            .await?;
+        self.flush(sleep).await
+    }
+
+    /// Encodes `res` into the write buffer, streaming its body if it has one.
+    async fn respond_inner(
+        &mut self,
+        res: Response,
+        is_head: bool,
+        version: Version,
+        mut keep_alive: bool,
+        keep_alive_header: bool,
+        sleep: &mut Pin<&mut Sleep>,
+    ) -> Result<(), Close> {
+        let (status, headers, mut body) = res.into_parts();
+        // RFC 9110 §6.4.1: 1xx, 204 and 304 responses have no content; HEAD gets the headers
+        // the GET would have had, without the content (§9.3.2).
+        let bodiless_status = status.is_informational()
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED;
+        let framing = if status.is_informational() || status == StatusCode::NO_CONTENT {
+            Framing::None
+        } else {
+            match body.size_hint() {
+                Some(n) => Framing::Length(n),
+                None if version == Version::Http11 => Framing::Chunked,
+                // An HTTP/1.0 client knows no chunked coding: the body ends with the connection.
+                None => {
+                    keep_alive = false;
+                    Framing::Close
+                }
+            }
+        };
+        let framing = if status == StatusCode::NOT_MODIFIED {
+            Framing::None
+        } else {
+            framing
+        };
+        let connection = if !keep_alive {
+            ConnectionHeader::Close
+        } else if keep_alive_header {
+            ConnectionHeader::KeepAlive
+        } else {
+            ConnectionHeader::None
+        };
+        encode::encode_head(&mut self.wbuf, status, &headers, framing, connection);
+        drop(headers);
+        if is_head || bodiless_status {
+            return Ok(());
+        }
+        self.write_body(&mut body, framing, sleep).await
+    }
+
+    async fn write_body(
+        &mut self,
+        body: &mut Body,
+        framing: Framing,
+        sleep: &mut Pin<&mut Sleep>,
+    ) -> Result<(), Close> {
+        let mut left = match framing {
+            Framing::Length(n) => n,
+            _ => u64::MAX,
+        };
+        loop {
+            let chunk = match poll_fn(|cx| body.poll_chunk(cx)).await {
+                None => break,
+                Some(Ok(chunk)) => chunk,
+                // The body failed mid-response: the message cannot be completed, so the
+                // connection closes and the client sees it truncated.
+                Some(Err(_)) => return Err(Close::Done),
+            };
+            if chunk.is_empty() {
+                continue;
+            }
+            if framing == Framing::Chunked {
+                encode::encode_chunk(&mut self.wbuf, &chunk);
+            } else {
+                // A body longer than its declared length would corrupt the framing.
+                left = left.checked_sub(chunk.len() as u64).ok_or(Close::Done)?;
+                if chunk.len() >= COPY_MAX {
+                    self.flush(sleep).await?;
+                    self.write_all(&chunk, sleep).await?;
+                    continue;
+                }
+                self.wbuf.extend_from_slice(&chunk);
+            }
+            if self.wbuf.len() >= FLUSH_AT {
+                self.flush(sleep).await?;
+            }
+        }
+        match framing {
+            Framing::Chunked => encode::encode_last_chunk(&mut self.wbuf),
+            Framing::Length(_) if left != 0 => return Err(Close::Done),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Writes the whole write buffer.
+    async fn flush(&mut self, sleep: &mut Pin<&mut Sleep>) -> Result<(), Close> {
+        let mut wpos = self.wpos;
+        let result = write_from(&self.io.stream, &self.wbuf, &mut wpos, &self.worker, sleep).await;
+        self.wpos = wpos;
+        if result.is_ok() {
+            self.wbuf.clear();
+            self.wpos = 0;
+        }
+        result
+    }
+
+    async fn write_all(&mut self, data: &[u8], sleep: &mut Pin<&mut Sleep>) -> Result<(), Close> {
+        let mut pos = 0;
+        write_from(&self.io.stream, data, &mut pos, &self.worker, sleep).await
+    }
+
+    /// Waits until the socket is readable. Flushes pending responses first and, when no
+    /// partial head is buffered, returns the buffers to the pool while waiting. Fails on the
+    /// deadline, and (between requests) on shutdown.
+    async fn wait_readable(
+        &mut self,
+        sleep: &mut Pin<&mut Sleep>,
+        deadline: Instant,
+        partial: bool,
+    ) -> Result<(), Close> {
+        self.flush(sleep).await?;
+        if !partial {
+            self.release_buffers();
+        }
+        arm(sleep, deadline);
+        loop {
+            tokio::select! {
+                biased;
+                ready = self.io.stream.readable() => return ready.map_err(Close::from),
+                () = sleep.as_mut() => {
+                    if Instant::now() >= deadline {
+                        return Err(Close::Done);
+                    }
+                    sleep.as_mut().reset(deadline);
+                }
+                () = self.worker.drained(), if !partial => return Err(Close::Done),
+            }
+        }
+    }
+
+    /// Reads what the socket has. `Ok(false)` at end of stream.
+    async fn read(&mut self) -> Result<bool, Close> {
+        let mut buf = self.io.rbuf.borrow_mut();
+        if buf.capacity() == 0 {
+            *buf = self.worker.buffers.take();
+        }
+        if buf.capacity() - buf.len() < super::incoming::MIN_READ {
+            buf.reserve(super::incoming::MIN_READ);
+        }
+        match self.io.stream.try_read_buf(&mut *buf) {
+            Ok(0) => Ok(false),
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(true),
+            Err(_) => Err(Close::Io),
+        }
+    }
+
+    /// Hands empty buffers back to the worker's pool.
+    fn release_buffers(&mut self) {
+        let mut rbuf = self.io.rbuf.borrow_mut();
+        if rbuf.is_empty() && rbuf.capacity() != 0 {
+            self.worker.buffers.put(std::mem::take(&mut *rbuf));
+        }
+        if self.wpos >= self.wbuf.len() && self.wbuf.capacity() != 0 {
+            // The write buffer is a plain Vec; it is pooled as the Vec inside a BytesMut.
+            let wbuf = std::mem::take(&mut self.wbuf);
+            self.wpos = 0;
+            self.worker
+                .buffers
+                .put(bytes::BytesMut::from(Bytes::from(wbuf)));
+        }
+    }
+
+    /// Lingering close (as nginx's `lingering_close`): stop sending, then read and drop what
+    /// the client still sends for a moment, so our last response is not destroyed by a reset.
+    async fn linger(&mut self, mut sleep: Pin<&mut Sleep>) {
+        let sock = socket2::SockRef::from(&self.io.stream);
+        if sock.shutdown(std::net::Shutdown::Write).is_err() {
+            return;
+        }
+        let deadline = Instant::now() + LINGER.min(self.worker.config.header_read_timeout);
+        sleep.as_mut().reset(deadline);
+        let mut discarded = 0;
+        let mut scratch = [0u8; 512];
+        while discarded < LINGER_BYTES {
+            tokio::select! {
+                ready = self.io.stream.readable() => {
+                    if ready.is_err() {
+                        return;
+                    }
+                    match self.io.stream.try_read(&mut scratch) {
+                        Ok(0) => return,
+                        Ok(n) => discarded += n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(_) => return,
+                    }
+                }
+                () = sleep.as_mut() => return,
+            }
+        }
+    }
+}
+
+/// Turns a parse result into [`Next`], applying the framing rules to a complete head.
+fn next_of(buf: &[u8], parsed: Result<Status<RequestHead<'_, '_>>, ParseError>) -> Next {
+    match parsed {
+        Ok(Status::Complete(head)) => match request_framing(&head) {
+            Ok(framing) => Next::Request {
+                spans: HeadSpans::from_head(buf, &head),
+                framing,
+                len: head.len,
+            },
+            Err(e) => Next::Error(e),
+        },
+        Ok(Status::Partial) => Next::Partial,
+        Err(e) => Next::Error(e),
+    }
+}
+
+/// Makes `sleep` fire no later than `deadline`. A later timer is pulled in; an earlier one is
+/// left alone (its expiry re-checks the real deadline), so a deadline that only moves forward,
+/// like the keep-alive one, costs no timer update per request.
+fn arm(sleep: &mut Pin<&mut Sleep>, deadline: Instant) {
+    if sleep.deadline() > deadline || sleep.is_elapsed() {
+        sleep.as_mut().reset(deadline);
+    }
+}
+
+/// Whether the body the handler waits on has fallen below the minimum data rate; arms the timer
+/// for it otherwise.
+fn body_rate_expired(
+    io: &ConnIo,
+    config: &super::Config,
+    sleep: &mut Pin<&mut Sleep>,
+    cx: &mut std::task::Context<'_>,
+) -> bool {
+    let Some(deadline) = io.body_rate_deadline(config) else {
+        return false;
+    };
+    let deadline = Instant::from_std(deadline);
+    if sleep.deadline() != deadline {
+        sleep.as_mut().reset(deadline);
+    }
+    sleep.as_mut().poll(cx).is_ready()
+}
+
+/// Writes `data[*pos..]`, advancing `pos`; a write making no progress for `write_timeout`
+/// fails.
+async fn write_from(
+    stream: &TcpStream,
+    data: &[u8],
+    pos: &mut usize,
+    worker: &Worker,
+    sleep: &mut Pin<&mut Sleep>,
+) -> Result<(), Close> {
+    while *pos < data.len() {
+        match stream.try_write(&data[*pos..]) {
+            Ok(0) => return Err(Close::Io),
+            Ok(n) => *pos += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let deadline = Instant::now() + worker.config.write_timeout;
+                sleep.as_mut().reset(deadline);
+                tokio::select! {
+                    biased;
+                    ready = stream.writable() => ready?,
+                    () = sleep.as_mut() => return Err(Close::Done),
+                }
+            }
+            Err(_) => return Err(Close::Io),
+        }
+    }
+    Ok(())
+}
+
+fn internal_error() -> Response {
+    Response::with_status(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+}

@@ -1,0 +1,146 @@
+//! Limits and timeouts of the server, in one struct with documented defaults.
+//!
+//! The head limits ([`http1::Limits`]) are enforced by the parser; everything else here is
+//! enforced by the connection driver (`server::conn`) and the accept loop (`server::runtime`).
+
+use std::time::Duration;
+
+use crate::http1;
+
+/// Limits and timeouts the server enforces on every connection.
+///
+/// Every field has a default chosen for a public server; the comment on each field says where
+/// the number comes from.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use peregrine::server::Config;
+/// let config = Config { keep_alive_timeout: Duration::from_secs(5), ..Config::default() };
+/// assert_eq!(config.header_read_timeout, Duration::from_secs(10));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Request head limits (size, header count, target length) → 431 / 414.
+    ///
+    /// `max_head_bytes` is capped at 65,535: the request keeps its header positions as `u16`
+    /// offsets into the head, which keeps a [`Request`](crate::Request) small.
+    pub head: http1::Limits,
+    /// Largest request body in bytes → 413. Default 2 MiB (axum's `DefaultBodyLimit`; nginx
+    /// uses 1 MiB). A Content-Length above it is refused before the handler runs; a chunked
+    /// body is cut off with an error from [`Body`](crate::Body) once it passes the limit.
+    pub max_body_bytes: u64,
+    /// How much of a request body the handler did not read is read and discarded to keep the
+    /// connection alive. Beyond it the connection closes after the response. Default 64 KiB.
+    pub max_drain_bytes: u64,
+    /// Connections open at once, over all workers. At the limit a new connection is accepted,
+    /// answered `503 Service Unavailable` with `Connection: close`, and closed. Default 16,384.
+    pub max_connections: usize,
+    /// The whole request head must arrive within this time, counted from the first byte of the
+    /// request (or from the accept, for the first request): the slowloris defence. The
+    /// connection is closed without a response (the client may not even be speaking HTTP).
+    /// Default 10 s (hyper's `header_read_timeout` is 30 s, nginx's `client_header_timeout` 60 s).
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may sit idle between requests before it is closed.
+    /// Default 75 s (nginx's `keepalive_timeout`).
+    pub keep_alive_timeout: Duration,
+    /// Minimum average request body data rate in bytes per second, once
+    /// [`min_body_rate_grace`](Self::min_body_rate_grace) has passed since the handler first
+    /// waited for body data. A slower client gets `408 Request Timeout` and the connection
+    /// closes. Default 240 B/s (Kestrel's `MinRequestBodyDataRate`). 0 turns the check off.
+    pub min_body_rate: u64,
+    /// Grace period before [`min_body_rate`](Self::min_body_rate) applies. Default 5 s (Kestrel).
+    pub min_body_rate_grace: Duration,
+    /// A write that makes no progress for this long closes the connection. Default 30 s.
+    pub write_timeout: Duration,
+    /// On graceful shutdown, how long in-flight requests may take before their connections are
+    /// dropped. Default 10 s.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            head: http1::Limits::default(),
+            max_body_bytes: 2 * 1024 * 1024,
+            max_drain_bytes: 64 * 1024,
+            max_connections: 16 * 1024,
+            header_read_timeout: Duration::from_secs(10),
+            keep_alive_timeout: Duration::from_secs(75),
+            min_body_rate: 240,
+            min_body_rate_grace: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(30),
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Config {
+    /// The head limits the connection driver hands to the parser: `max_head_bytes` capped at
+    /// `u16::MAX` (see [`Config::head`]).
+    pub(crate) fn parser_limits(&self) -> http1::Limits {
+        let mut limits = self.head;
+        limits.max_head_bytes = limits.max_head_bytes.min(usize::from(u16::MAX));
+        limits
+    }
+
+    /// When a body that has received `received` bytes since `grace` started must have received
+    /// more: grace + received / rate (Kestrel's MinRequestBodyDataRate, averaged since start).
+    pub(crate) fn body_rate_allowance(&self, received: u64) -> Option<Duration> {
+        if self.min_body_rate == 0 {
+            return None;
+        }
+        let secs = received as f64 / self.min_body_rate as f64;
+        Some(self.min_body_rate_grace + Duration::from_secs_f64(secs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Case {
+        received: u64,
+        expect: Duration,
+    }
+
+    /// Kestrel's MinRequestBodyDataRate: a 5 s grace, then 240 bytes per second on average.
+    #[test]
+    fn body_rate_allowance() {
+        let config = Config::default();
+        let cases = [
+            Case {
+                received: 0,
+                expect: Duration::from_secs(5),
+            },
+            Case {
+                received: 240,
+                expect: Duration::from_secs(6),
+            },
+            Case {
+                received: 2400,
+                expect: Duration::from_secs(15),
+            },
+        ];
+        for case in cases {
+            assert_eq!(config.body_rate_allowance(case.received), Some(case.expect));
+        }
+        let off = Config {
+            min_body_rate: 0,
+            ..Config::default()
+        };
+        assert_eq!(off.body_rate_allowance(1), None);
+    }
+
+    #[test]
+    fn parser_limits_cap_head_at_u16() {
+        let config = Config {
+            head: http1::Limits {
+                max_head_bytes: 1 << 20,
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        assert_eq!(config.parser_limits().max_head_bytes, 65_535);
+    }
+}

@@ -1,0 +1,112 @@
+//! Zero allocations per request: a counting global allocator counts the server's allocations
+//! over thousands of keep-alive requests after a warm-up.
+//!
+//! Only allocations made on the server's worker threads are counted (a thread-local flag set by
+//! the first request the worker handles), so the test client's own allocations do not count.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use http::header::{self, HeaderValue};
+use peregrine::{Request, Response, Server};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    static SERVER_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+// SAFETY: delegates to the system allocator; only counts.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+fn count() {
+    // `try_with`: the flag may be gone while a thread exits.
+    if SERVER_THREAD.try_with(|f| f.get()).unwrap_or(false) {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+async fn plaintext(req: Request) -> Response {
+    SERVER_THREAD.with(|f| f.set(true));
+    if req.path() == "/plaintext" {
+        Response::new("Hello, World!")
+            .with_header(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"))
+            .with_header(header::SERVER, HeaderValue::from_static("peregrine"))
+    } else {
+        // Allocates on purpose: shows the counter sees the server's allocations.
+        Response::new(format!("{} allocates", req.path()))
+    }
+}
+
+/// Sends `batch` (`per_batch` requests) and reads until `per_batch` responses arrived.
+fn round_trip(stream: &mut TcpStream, batch: &[u8], per_batch: usize, buf: &mut [u8]) {
+    stream.write_all(batch).unwrap();
+    let mut seen = 0;
+    while seen < per_batch {
+        let n = stream.read(buf).unwrap();
+        assert!(n > 0, "server closed");
+        seen += buf[..n].windows(13).filter(|w| w == b"Hello, World!").count();
+    }
+}
+
+#[test]
+fn steady_state_requests_allocate_nothing() {
+    let server = Server::bind("127.0.0.1:0").workers(1).spawn(plaintext).unwrap();
+    let mut stream = TcpStream::connect(server.local_addr()).unwrap();
+    stream.set_nodelay(true).unwrap();
+    let one = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\nAccept: text/plain\r\n\r\n";
+    let sixteen: Vec<u8> = one.repeat(16);
+    let mut buf = vec![0u8; 64 * 1024];
+
+    // Warm up: buffers, pool, timers, Date cache.
+    for _ in 0..200 {
+        round_trip(&mut stream, one, 1, &mut buf);
+        round_trip(&mut stream, &sixteen, 16, &mut buf);
+    }
+
+    let before = ALLOCS.load(Ordering::SeqCst);
+    let mut requests = 0;
+    for _ in 0..2000 {
+        round_trip(&mut stream, one, 1, &mut buf);
+        round_trip(&mut stream, &sixteen, 16, &mut buf);
+        requests += 17;
+    }
+    let allocs = ALLOCS.load(Ordering::SeqCst) - before;
+    assert_eq!(allocs, 0, "{allocs} allocations over {requests} requests");
+
+    // The counter is live: a handler that allocates is seen.
+    let before = ALLOCS.load(Ordering::SeqCst);
+    stream.write_all(b"GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let n = stream.read(&mut buf).unwrap();
+    assert!(n > 0);
+    assert!(ALLOCS.load(Ordering::SeqCst) > before, "the counter sees server allocations");
+}

@@ -1,0 +1,167 @@
+//! Request bodies: Content-Length and chunked, 100-continue, size limit, drain, data rate.
+
+mod support;
+
+use std::time::Duration;
+
+use peregrine::server::Config;
+use support::{RawClient, app, get, spawn, spawn_with, test_config};
+
+#[test]
+fn content_length_body_reaches_the_handler() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    let body = vec![b'x'; 100_000];
+    let mut req = format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", body.len())
+        .into_bytes();
+    req.extend_from_slice(&body);
+    c.send(&req);
+    let res = c.response();
+    assert_eq!(res.status, 200);
+    assert_eq!(res.body, body);
+    c.send(&get("/"));
+    assert_eq!(c.response().body, b"hello");
+}
+
+#[test]
+fn chunked_body_reaches_the_handler() {
+    // RFC 9112 §7.1: chunk sizes in hex, extensions ignored, trailer section allowed.
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+          5\r\nhello\r\n1;ext=1\r\n,\r\nA\r\n 0123456789\r\n0\r\nX-Trailer: t\r\n\r\n",
+    );
+    let res = c.response();
+    assert_eq!(res.status, 200);
+    assert_eq!(res.body, b"hello, 012345678");
+    c.send(&get("/"));
+    assert_eq!(c.response().body, b"hello");
+}
+
+#[test]
+fn chunked_body_split_at_every_byte() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    let req = b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+                3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+    for i in 1..req.len() {
+        c.send(&req[..i]);
+        std::thread::sleep(Duration::from_millis(1));
+        c.send(&req[i..]);
+        assert_eq!(c.response().body, b"abcde", "split at {i}");
+    }
+}
+
+#[test]
+fn expect_100_continue_sent_when_the_handler_reads() {
+    // RFC 9110 §10.1.1: 100 only once the body is wanted.
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+    let interim = c.response_to(true).unwrap();
+    assert_eq!(interim.status, 100);
+    c.send(b"ping");
+    let res = c.response();
+    assert_eq!(res.status, 200);
+    assert_eq!(res.body, b"ping");
+}
+
+#[test]
+fn expect_100_not_sent_when_the_handler_ignores_the_body() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+    let res = c.response();
+    assert_eq!(res.status, 200, "final response without 100 first");
+    // The body may still come; the server does not wait for it.
+    assert_eq!(res.header("connection"), Some("close"));
+    assert!(c.closed_within(Duration::from_secs(3)));
+}
+
+#[test]
+fn declared_body_over_the_limit_is_413() {
+    let config = Config { max_body_bytes: 1000, ..test_config() };
+    let server = spawn_with(config, app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n");
+    let res = c.response();
+    assert_eq!(res.status, 413);
+    assert_eq!(res.header("connection"), Some("close"));
+    assert!(c.closed_within(Duration::from_secs(3)));
+}
+
+#[test]
+fn chunked_body_over_the_limit_is_413() {
+    let config = Config { max_body_bytes: 10, ..test_config() };
+    let server = spawn_with(config, app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+          8\r\n01234567\r\n8\r\n01234567\r\n0\r\n\r\n",
+    );
+    let res = c.response();
+    assert_eq!(res.status, 413);
+    assert_eq!(res.header("connection"), Some("close"));
+    assert!(c.closed_within(Duration::from_secs(3)));
+}
+
+#[test]
+fn unread_body_is_drained_and_the_connection_reused() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    let mut req = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n".to_vec();
+    req.extend_from_slice(&[b'z'; 1000]);
+    req.extend_from_slice(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n");
+    req.extend_from_slice(b"3\r\nabc\r\n0\r\n\r\n");
+    req.extend_from_slice(&get("/info"));
+    c.send(&req);
+    for _ in 0..2 {
+        let res = c.response();
+        assert_eq!(res.body, b"hello");
+        assert_eq!(res.header("connection"), None);
+    }
+    assert_eq!(c.response().body, b"GET /info - Http11");
+}
+
+#[test]
+fn unread_body_over_the_drain_limit_closes() {
+    let config = Config { max_drain_bytes: 100, ..test_config() };
+    let server = spawn_with(config, app);
+    let mut c = RawClient::connect(server.local_addr());
+    let mut req = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n".to_vec();
+    req.extend_from_slice(&[b'z'; 1000]);
+    c.send(&req);
+    let res = c.response();
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("connection"), Some("close"));
+    assert!(c.closed_within(Duration::from_secs(3)));
+}
+
+#[test]
+fn body_slower_than_the_minimum_rate_is_408() {
+    let config = Config {
+        min_body_rate: 1000,
+        min_body_rate_grace: Duration::from_millis(200),
+        ..test_config()
+    };
+    let server = spawn_with(config, app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nab");
+    let res = c.response();
+    assert_eq!(res.status, 408);
+    assert_eq!(res.header("connection"), Some("close"));
+    assert!(c.closed_within(Duration::from_secs(3)));
+}
+
+#[test]
+fn client_closing_mid_body_does_not_hurt_the_server() {
+    let server = spawn(app);
+    {
+        let mut c = RawClient::connect(server.local_addr());
+        c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nab");
+    }
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&get("/"));
+    assert_eq!(c.response().body, b"hello");
+}

@@ -1,0 +1,93 @@
+//! Malformed requests get their status, a short body and `Connection: close`; a panicking
+//! handler gets a 500 and the server keeps serving.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{RawClient, app, get, spawn};
+
+struct Case {
+    name: &'static str,
+    input: Vec<u8>,
+    status: u16,
+}
+
+#[test]
+fn parse_errors_map_to_their_status_and_close() {
+    let long_target = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(9000));
+    let big_head = format!("GET / HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n", "b".repeat(17_000));
+    let many: String = (0..101).map(|i| format!("X-{i}: v\r\n")).collect();
+    let many_headers = format!("GET / HTTP/1.1\r\nHost: t\r\n{many}\r\n");
+    let cases = [
+        Case { name: "garbage (RFC 9112 §3)", input: b"HELLO\r\n\r\n".to_vec(), status: 400 },
+        Case {
+            name: "HTTP/2.0 on HTTP/1 (RFC 9110 §15.6.6)",
+            input: b"GET / HTTP/2.0\r\nHost: t\r\n\r\n".to_vec(),
+            status: 505,
+        },
+        Case {
+            name: "unknown transfer coding (RFC 9112 §6.1)",
+            input: b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked2\r\n\r\n"
+                .to_vec(),
+            status: 501,
+        },
+        Case {
+            name: "missing Host (RFC 9112 §3.2)",
+            input: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            status: 400,
+        },
+        Case {
+            name: "CL and TE (RFC 9112 §6.1)",
+            input: b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+                .to_vec(),
+            status: 400,
+        },
+        Case { name: "target too long (RFC 9112 §3)", input: long_target.into_bytes(), status: 414 },
+        Case { name: "head too large (RFC 6585 §5)", input: big_head.into_bytes(), status: 431 },
+        Case { name: "too many fields (RFC 6585 §5)", input: many_headers.into_bytes(), status: 431 },
+    ];
+    let server = spawn(app);
+    for case in cases {
+        let mut c = RawClient::connect(server.local_addr());
+        let _ = c.try_send(&case.input);
+        let res = c.response();
+        assert_eq!(res.status, case.status, "{}", case.name);
+        assert_eq!(res.header("connection"), Some("close"), "{}", case.name);
+        assert!(!res.body.is_empty(), "{}: short reason body", case.name);
+        assert!(c.closed_within(Duration::from_secs(3)), "{}", case.name);
+    }
+}
+
+#[test]
+fn error_after_a_good_pipelined_request_keeps_the_first_response() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    let mut batch = get("/");
+    batch.extend_from_slice(b"GET / HTTP/1.1\r\nHost: t\r\nBad Name: x\r\n\r\n");
+    c.send(&batch);
+    assert_eq!(c.response().body, b"hello");
+    assert_eq!(c.response().status, 400);
+    assert!(c.closed_within(Duration::from_secs(3)));
+}
+
+#[test]
+fn panicking_handler_gets_500_and_the_server_lives() {
+    let server = spawn(app);
+    let mut other = RawClient::connect(server.local_addr());
+    other.send(&get("/"));
+    assert_eq!(other.response().status, 200);
+
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&get("/panic"));
+    let res = c.response();
+    assert_eq!(res.status, 500);
+    assert_eq!(res.header("connection"), Some("close"));
+
+    // The other connection on the same (only) worker still works, and new ones too.
+    other.send(&get("/"));
+    assert_eq!(other.response().body, b"hello");
+    let mut fresh = RawClient::connect(server.local_addr());
+    fresh.send(&get("/"));
+    assert_eq!(fresh.response().body, b"hello");
+}
