@@ -38,6 +38,8 @@ enum Kind {
     Incoming(Incoming),
     Channel(mpsc::Receiver<Result<Bytes, BodyError>>),
     Stream(Box<PollChunk>),
+    /// A stream of known length: the bytes still to come, and the poll function.
+    SizedStream(u64, Box<PollChunk>),
 }
 
 impl Body {
@@ -73,6 +75,33 @@ impl Body {
     {
         Body {
             kind: Kind::Stream(Box::new(f)),
+        }
+    }
+
+    /// A body of exactly `len` bytes produced by a poll function, sent with `Content-Length`
+    /// (where [`Body::from_poll_fn`] is sent chunked). For a HEAD request the server sends the
+    /// length and never polls.
+    ///
+    /// The function must yield exactly `len` bytes in all; if it yields more or fewer, or an
+    /// error, the server closes the connection instead of finishing the message.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::task::Poll;
+    /// use bytes::Bytes;
+    /// let mut sent = false;
+    /// let body = peregrine::Body::from_poll_fn_sized(5, move |_cx| {
+    ///     if std::mem::replace(&mut sent, true) { return Poll::Ready(None) }
+    ///     Poll::Ready(Some(Ok(Bytes::from_static(b"hello"))))
+    /// });
+    /// assert_eq!(body.size_hint(), Some(5));
+    /// ```
+    pub fn from_poll_fn_sized<F>(len: u64, f: F) -> Body
+    where
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
+    {
+        Body {
+            kind: Kind::SizedStream(len, Box::new(f)),
         }
     }
 
@@ -112,6 +141,7 @@ impl Body {
             Kind::Full(b) => Some(b.len() as u64),
             Kind::Incoming(i) => i.size_hint(),
             Kind::Channel(_) | Kind::Stream(_) => None,
+            Kind::SizedStream(left, _) => Some(*left),
         }
     }
 
@@ -139,6 +169,13 @@ impl Body {
             Kind::Incoming(i) => i.poll_chunk(cx),
             Kind::Channel(rx) => rx.poll_recv(cx),
             Kind::Stream(f) => f(cx),
+            Kind::SizedStream(left, f) => {
+                let polled = f(cx);
+                if let Poll::Ready(Some(Ok(chunk))) = &polled {
+                    *left = left.saturating_sub(chunk.len() as u64);
+                }
+                polled
+            }
         }
     }
 
@@ -207,6 +244,7 @@ impl fmt::Debug for Body {
             Kind::Incoming(_) => "Incoming",
             Kind::Channel(_) => "Channel",
             Kind::Stream(_) => "Stream",
+            Kind::SizedStream(..) => "SizedStream",
         };
         f.debug_struct("Body")
             .field("kind", &kind)

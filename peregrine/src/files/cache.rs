@@ -71,11 +71,7 @@ type Entry = (Instant, Arc<Resolved>);
 
 impl FileCache {
     pub(crate) fn new(ttl: Duration, max_entries: usize) -> FileCache {
-        FileCache {
-            ttl,
-            max_entries,
-            map: RwLock::new(HashMap::new()),
-        }
+        FileCache { ttl, max_entries, map: RwLock::new(HashMap::new()) }
     }
 
     /// A new, empty cache with the same settings.
@@ -144,44 +140,19 @@ mod tests {
         // Full: a third path is not kept while the others are fresh.
         cache.insert(b"/c", resolved(), t0);
         let cases = [
-            Case {
-                name: "fresh",
-                key: b"/a",
-                after: Duration::ZERO,
-                expect: true,
-            },
+            Case { name: "fresh", key: b"/a", after: Duration::ZERO, expect: true },
             Case {
                 name: "just fresh",
                 key: b"/b",
                 after: Duration::from_millis(999),
                 expect: true,
             },
-            Case {
-                name: "expired",
-                key: b"/a",
-                after: Duration::from_secs(1),
-                expect: false,
-            },
-            Case {
-                name: "not kept when full",
-                key: b"/c",
-                after: Duration::ZERO,
-                expect: false,
-            },
-            Case {
-                name: "never inserted",
-                key: b"/d",
-                after: Duration::ZERO,
-                expect: false,
-            },
+            Case { name: "expired", key: b"/a", after: Duration::from_secs(1), expect: false },
+            Case { name: "not kept when full", key: b"/c", after: Duration::ZERO, expect: false },
+            Case { name: "never inserted", key: b"/d", after: Duration::ZERO, expect: false },
         ];
         for c in cases {
-            assert_eq!(
-                cache.get(c.key, t0 + c.after).is_some(),
-                c.expect,
-                "{}",
-                c.name
-            );
+            assert_eq!(cache.get(c.key, t0 + c.after).is_some(), c.expect, "{}", c.name);
         }
         // Once the others expired, a new path replaces them.
         let later = t0 + Duration::from_secs(2);

@@ -31,10 +31,7 @@ impl Validators {
     /// siblings never share a tag with the identity file (RFC 9110 §8.8.3.3: a tag is
     /// per representation, and a content coding makes a different representation).
     pub(crate) fn from_meta(meta: &Metadata, coding: Option<Coding>) -> Validators {
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+        let mtime = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
         let nanos = mtime.map_or(0, |d| d.as_nanos());
         let mut etag = Text::<72>::new();
         let _ = std::fmt::Write::write_fmt(
@@ -81,9 +78,7 @@ pub(crate) fn format_http_date(secs: u64) -> Text<29> {
 fn parse_http_date(value: &[u8]) -> Option<u64> {
     let s = std::str::from_utf8(value).ok()?;
     let t = httpdate::parse_http_date(s.trim_matches([' ', '\t'])).ok()?;
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs())
+    t.duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_secs())
 }
 
 /// What the preconditions say about a GET or HEAD request.
@@ -267,99 +262,62 @@ mod tests {
         use Precondition::*;
         let none = Conditions::default();
         let cases = [
-            Case {
-                name: "no conditions",
-                c: none,
-                expect: Proceed,
-            },
+            Case { name: "no conditions", c: none, expect: Proceed },
             // §13.1.2 If-None-Match, weak comparison, lists, "*".
             Case {
                 name: "INM match",
-                c: Conditions {
-                    if_none_match: Some(b"\"abc\""),
-                    ..none
-                },
+                c: Conditions { if_none_match: Some(b"\"abc\""), ..none },
                 expect: NotModified,
             },
             Case {
                 name: "INM weak match",
-                c: Conditions {
-                    if_none_match: Some(b"W/\"abc\""),
-                    ..none
-                },
+                c: Conditions { if_none_match: Some(b"W/\"abc\""), ..none },
                 expect: NotModified,
             },
             Case {
                 name: "INM list",
-                c: Conditions {
-                    if_none_match: Some(b"\"x\" , W/\"abc\""),
-                    ..none
-                },
+                c: Conditions { if_none_match: Some(b"\"x\" , W/\"abc\""), ..none },
                 expect: NotModified,
             },
             Case {
                 name: "INM star",
-                c: Conditions {
-                    if_none_match: Some(b"*"),
-                    ..none
-                },
+                c: Conditions { if_none_match: Some(b"*"), ..none },
                 expect: NotModified,
             },
             Case {
                 name: "INM other",
-                c: Conditions {
-                    if_none_match: Some(b"\"x\", \"y\""),
-                    ..none
-                },
+                c: Conditions { if_none_match: Some(b"\"x\", \"y\""), ..none },
                 expect: Proceed,
             },
             Case {
                 name: "INM unquoted",
-                c: Conditions {
-                    if_none_match: Some(b"abc"),
-                    ..none
-                },
+                c: Conditions { if_none_match: Some(b"abc"), ..none },
                 expect: Proceed,
             },
             Case {
                 name: "INM garbage after",
-                c: Conditions {
-                    if_none_match: Some(b"\"abc\" x"),
-                    ..none
-                },
+                c: Conditions { if_none_match: Some(b"\"abc\" x"), ..none },
                 expect: Proceed,
             },
             // §13.1.3 If-Modified-Since.
             Case {
                 name: "IMS equal",
-                c: Conditions {
-                    if_modified_since: Some(LM_TEXT),
-                    ..none
-                },
+                c: Conditions { if_modified_since: Some(LM_TEXT), ..none },
                 expect: NotModified,
             },
             Case {
                 name: "IMS later",
-                c: Conditions {
-                    if_modified_since: Some(b"Mon, 07 Nov 1994 08:49:37 GMT"),
-                    ..none
-                },
+                c: Conditions { if_modified_since: Some(b"Mon, 07 Nov 1994 08:49:37 GMT"), ..none },
                 expect: NotModified,
             },
             Case {
                 name: "IMS earlier",
-                c: Conditions {
-                    if_modified_since: Some(b"Sun, 06 Nov 1994 08:49:36 GMT"),
-                    ..none
-                },
+                c: Conditions { if_modified_since: Some(b"Sun, 06 Nov 1994 08:49:36 GMT"), ..none },
                 expect: Proceed,
             },
             Case {
                 name: "IMS invalid ignored",
-                c: Conditions {
-                    if_modified_since: Some(b"nope"),
-                    ..none
-                },
+                c: Conditions { if_modified_since: Some(b"nope"), ..none },
                 expect: Proceed,
             },
             // §13.2.2 step 3 before 4: If-None-Match wins over If-Modified-Since.
@@ -375,50 +333,32 @@ mod tests {
             // §13.1.1 If-Match, strong comparison.
             Case {
                 name: "IM match",
-                c: Conditions {
-                    if_match: Some(b"\"abc\""),
-                    ..none
-                },
+                c: Conditions { if_match: Some(b"\"abc\""), ..none },
                 expect: Proceed,
             },
             Case {
                 name: "IM star",
-                c: Conditions {
-                    if_match: Some(b"*"),
-                    ..none
-                },
+                c: Conditions { if_match: Some(b"*"), ..none },
                 expect: Proceed,
             },
             Case {
                 name: "IM weak never matches",
-                c: Conditions {
-                    if_match: Some(b"W/\"abc\""),
-                    ..none
-                },
+                c: Conditions { if_match: Some(b"W/\"abc\""), ..none },
                 expect: Failed,
             },
             Case {
                 name: "IM other",
-                c: Conditions {
-                    if_match: Some(b"\"x\""),
-                    ..none
-                },
+                c: Conditions { if_match: Some(b"\"x\""), ..none },
                 expect: Failed,
             },
             Case {
                 name: "IM list",
-                c: Conditions {
-                    if_match: Some(b"\"x\",\"abc\""),
-                    ..none
-                },
+                c: Conditions { if_match: Some(b"\"x\",\"abc\""), ..none },
                 expect: Proceed,
             },
             Case {
                 name: "IM malformed",
-                c: Conditions {
-                    if_match: Some(b"\"abc"),
-                    ..none
-                },
+                c: Conditions { if_match: Some(b"\"abc"), ..none },
                 expect: Failed,
             },
             // §13.1.4 If-Unmodified-Since.
@@ -432,18 +372,12 @@ mod tests {
             },
             Case {
                 name: "IUS equal",
-                c: Conditions {
-                    if_unmodified_since: Some(LM_TEXT),
-                    ..none
-                },
+                c: Conditions { if_unmodified_since: Some(LM_TEXT), ..none },
                 expect: Proceed,
             },
             Case {
                 name: "IUS invalid ignored",
-                c: Conditions {
-                    if_unmodified_since: Some(b"x"),
-                    ..none
-                },
+                c: Conditions { if_unmodified_since: Some(b"x"), ..none },
                 expect: Proceed,
             },
             // §13.2.2 step 2: If-Unmodified-Since is ignored when If-Match is present.
@@ -459,11 +393,7 @@ mod tests {
             // Step 1 before step 3: a failed If-Match is 412 even when INM would say 304.
             Case {
                 name: "IM fail before INM",
-                c: Conditions {
-                    if_match: Some(b"\"x\""),
-                    if_none_match: Some(b"*"),
-                    ..none
-                },
+                c: Conditions { if_match: Some(b"\"x\""), if_none_match: Some(b"*"), ..none },
                 expect: Failed,
             },
         ];
@@ -480,42 +410,15 @@ mod tests {
             expect: bool,
         }
         let cases = [
-            Case {
-                input: b"\"abc\"",
-                expect: true,
-            },
-            Case {
-                input: b" \"abc\" ",
-                expect: true,
-            },
-            Case {
-                input: b"W/\"abc\"",
-                expect: false,
-            },
-            Case {
-                input: b"\"abd\"",
-                expect: false,
-            },
-            Case {
-                input: b"\"abc\", \"x\"",
-                expect: false,
-            },
-            Case {
-                input: LM_TEXT,
-                expect: true,
-            },
-            Case {
-                input: b"Sun, 06 Nov 1994 08:49:38 GMT",
-                expect: false,
-            },
-            Case {
-                input: b"garbage",
-                expect: false,
-            },
-            Case {
-                input: b"",
-                expect: false,
-            },
+            Case { input: b"\"abc\"", expect: true },
+            Case { input: b" \"abc\" ", expect: true },
+            Case { input: b"W/\"abc\"", expect: false },
+            Case { input: b"\"abd\"", expect: false },
+            Case { input: b"\"abc\", \"x\"", expect: false },
+            Case { input: LM_TEXT, expect: true },
+            Case { input: b"Sun, 06 Nov 1994 08:49:38 GMT", expect: false },
+            Case { input: b"garbage", expect: false },
+            Case { input: b"", expect: false },
         ];
         let v = validators();
         for c in cases {
@@ -526,10 +429,7 @@ mod tests {
                 String::from_utf8_lossy(c.input)
             );
         }
-        let no_date = Validators {
-            last_modified: None,
-            ..v
-        };
+        let no_date = Validators { last_modified: None, ..v };
         assert!(!if_range_holds(LM_TEXT, &no_date));
     }
 }

@@ -12,9 +12,7 @@ use std::path::Path;
 /// ISO-8859-1 in older rules). The common types are static strings, so the usual case does not
 /// allocate.
 pub(crate) fn for_path(path: &Path) -> Cow<'static, str> {
-    let raw = mime_guess::from_path(path)
-        .first_raw()
-        .unwrap_or("application/octet-stream");
+    let raw = mime_guess::from_path(path).first_raw().unwrap_or("application/octet-stream");
     match raw {
         "text/html" => Cow::Borrowed("text/html; charset=utf-8"),
         "text/css" => Cow::Borrowed("text/css; charset=utf-8"),
@@ -41,10 +39,7 @@ fn is_text(t: &str) -> bool {
     t.starts_with("text/")
         || t.ends_with("+xml")
         || t.ends_with("+json")
-        || matches!(
-            t,
-            "application/xml" | "application/x-javascript" | "application/ecmascript"
-        )
+        || matches!(t, "application/xml" | "application/x-javascript" | "application/ecmascript")
 }
 
 #[cfg(test)]
@@ -58,62 +53,20 @@ mod tests {
             expect: &'static str,
         }
         let cases = [
-            Case {
-                input: "index.html",
-                expect: "text/html; charset=utf-8",
-            },
-            Case {
-                input: "A.HTM",
-                expect: "text/html; charset=utf-8",
-            },
-            Case {
-                input: "style.css",
-                expect: "text/css; charset=utf-8",
-            },
-            Case {
-                input: "app.js",
-                expect: "text/javascript; charset=utf-8",
-            },
-            Case {
-                input: "app.mjs",
-                expect: "text/javascript; charset=utf-8",
-            },
-            Case {
-                input: "data.json",
-                expect: "application/json; charset=utf-8",
-            },
-            Case {
-                input: "notes.md",
-                expect: "text/markdown; charset=utf-8",
-            },
-            Case {
-                input: "logo.svg",
-                expect: "image/svg+xml; charset=utf-8",
-            },
-            Case {
-                input: "a.txt",
-                expect: "text/plain; charset=utf-8",
-            },
-            Case {
-                input: "photo.png",
-                expect: "image/png",
-            },
-            Case {
-                input: "mod.wasm",
-                expect: "application/wasm",
-            },
-            Case {
-                input: "archive.gz",
-                expect: "application/gzip",
-            },
-            Case {
-                input: "noext",
-                expect: "application/octet-stream",
-            },
-            Case {
-                input: "x.unknownext",
-                expect: "application/octet-stream",
-            },
+            Case { input: "index.html", expect: "text/html; charset=utf-8" },
+            Case { input: "A.HTM", expect: "text/html; charset=utf-8" },
+            Case { input: "style.css", expect: "text/css; charset=utf-8" },
+            Case { input: "app.js", expect: "text/javascript; charset=utf-8" },
+            Case { input: "app.mjs", expect: "text/javascript; charset=utf-8" },
+            Case { input: "data.json", expect: "application/json; charset=utf-8" },
+            Case { input: "notes.md", expect: "text/markdown; charset=utf-8" },
+            Case { input: "logo.svg", expect: "image/svg+xml; charset=utf-8" },
+            Case { input: "a.txt", expect: "text/plain; charset=utf-8" },
+            Case { input: "photo.png", expect: "image/png" },
+            Case { input: "mod.wasm", expect: "application/wasm" },
+            Case { input: "archive.gz", expect: "application/gzip" },
+            Case { input: "noext", expect: "application/octet-stream" },
+            Case { input: "x.unknownext", expect: "application/octet-stream" },
         ];
         for c in cases {
             assert_eq!(for_path(Path::new(c.input)), c.expect, "{}", c.input);

@@ -150,99 +150,34 @@ mod tests {
             expect: Preference,
         }
         let cases = [
-            Case {
-                input: None,
-                expect: [None, None],
-            },
-            Case {
-                input: Some(b""),
-                expect: [None, None],
-            },
-            Case {
-                input: Some(b"gzip"),
-                expect: [Some(Gzip), None],
-            },
-            Case {
-                input: Some(b"x-gzip"),
-                expect: [Some(Gzip), None],
-            },
-            Case {
-                input: Some(b"GZIP, BR"),
-                expect: [Some(Brotli), Some(Gzip)],
-            },
-            Case {
-                input: Some(b"gzip, deflate, br, zstd"),
-                expect: [Some(Brotli), Some(Gzip)],
-            },
-            Case {
-                input: Some(b"br;q=0.5, gzip;q=0.8"),
-                expect: [Some(Gzip), Some(Brotli)],
-            },
-            Case {
-                input: Some(b"br ; q=0.5 ,gzip ;Q=1"),
-                expect: [Some(Gzip), Some(Brotli)],
-            },
+            Case { input: None, expect: [None, None] },
+            Case { input: Some(b""), expect: [None, None] },
+            Case { input: Some(b"gzip"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"x-gzip"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"GZIP, BR"), expect: [Some(Brotli), Some(Gzip)] },
+            Case { input: Some(b"gzip, deflate, br, zstd"), expect: [Some(Brotli), Some(Gzip)] },
+            Case { input: Some(b"br;q=0.5, gzip;q=0.8"), expect: [Some(Gzip), Some(Brotli)] },
+            Case { input: Some(b"br ; q=0.5 ,gzip ;Q=1"), expect: [Some(Gzip), Some(Brotli)] },
             // q=0 excludes (§12.4.2), in every spelling.
-            Case {
-                input: Some(b"br;q=0, gzip"),
-                expect: [Some(Gzip), None],
-            },
-            Case {
-                input: Some(b"br;q=0.000, gzip;q=0.0"),
-                expect: [None, None],
-            },
+            Case { input: Some(b"br;q=0, gzip"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"br;q=0.000, gzip;q=0.0"), expect: [None, None] },
             // "*" matches what is not listed.
-            Case {
-                input: Some(b"*"),
-                expect: [Some(Brotli), Some(Gzip)],
-            },
-            Case {
-                input: Some(b"*;q=0.5, br;q=0"),
-                expect: [Some(Gzip), None],
-            },
-            Case {
-                input: Some(b"*;q=0"),
-                expect: [None, None],
-            },
-            Case {
-                input: Some(b"gzip, *;q=0"),
-                expect: [Some(Gzip), None],
-            },
+            Case { input: Some(b"*"), expect: [Some(Brotli), Some(Gzip)] },
+            Case { input: Some(b"*;q=0.5, br;q=0"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"*;q=0"), expect: [None, None] },
+            Case { input: Some(b"gzip, *;q=0"), expect: [Some(Gzip), None] },
             // identity preferred explicitly over a coding.
-            Case {
-                input: Some(b"identity, gzip;q=0.5"),
-                expect: [None, None],
-            },
-            Case {
-                input: Some(b"identity;q=0.5, gzip"),
-                expect: [Some(Gzip), None],
-            },
+            Case { input: Some(b"identity, gzip;q=0.5"), expect: [None, None] },
+            Case { input: Some(b"identity;q=0.5, gzip"), expect: [Some(Gzip), None] },
             // Malformed weights count as 0.
-            Case {
-                input: Some(b"br;q=2, gzip;q=0.5"),
-                expect: [Some(Gzip), None],
-            },
-            Case {
-                input: Some(b"br;q=1.5, gzip;q=0.1234"),
-                expect: [None, None],
-            },
-            Case {
-                input: Some(b"br;q=, gzip;q=1.000"),
-                expect: [Some(Gzip), None],
-            },
+            Case { input: Some(b"br;q=2, gzip;q=0.5"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"br;q=1.5, gzip;q=0.1234"), expect: [None, None] },
+            Case { input: Some(b"br;q=, gzip;q=1.000"), expect: [Some(Gzip), None] },
             // A repeated coding keeps its first weight.
-            Case {
-                input: Some(b"br;q=0, br"),
-                expect: [None, None],
-            },
+            Case { input: Some(b"br;q=0, br"), expect: [None, None] },
         ];
         for c in cases {
-            assert_eq!(
-                preferred(c.input),
-                c.expect,
-                "{:?}",
-                c.input.map(String::from_utf8_lossy)
-            );
+            assert_eq!(preferred(c.input), c.expect, "{:?}", c.input.map(String::from_utf8_lossy));
         }
     }
 }

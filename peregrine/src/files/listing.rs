@@ -51,11 +51,7 @@ pub(crate) fn render(
         };
         let Ok(meta) = meta else { continue };
         if meta.is_dir() || meta.is_file() {
-            entries.push(Entry {
-                name,
-                is_dir: meta.is_dir(),
-                size: meta.len(),
-            });
+            entries.push(Entry { name, is_dir: meta.is_dir(), size: meta.len() });
         }
     }
     entries.sort_by(|a, b| b.is_dir.cmp(&a.is_dir).then_with(|| a.name.cmp(&b.name)));
@@ -144,37 +140,20 @@ mod tests {
             href: &'static str,
         }
         let cases = [
-            Case {
-                input: "a.txt",
-                html: "a.txt",
-                href: "a.txt",
-            },
+            Case { input: "a.txt", html: "a.txt", href: "a.txt" },
             Case {
                 input: "<script>&\"'.txt",
                 html: "&lt;script&gt;&amp;&quot;&#39;.txt",
                 href: "%3Cscript%3E%26%22%27.txt",
             },
-            Case {
-                input: "a b:c?#%",
-                html: "a b:c?#%",
-                href: "a%20b%3Ac%3F%23%25",
-            },
-            Case {
-                input: "\u{e9}",
-                html: "\u{e9}",
-                href: "%C3%A9",
-            },
+            Case { input: "a b:c?#%", html: "a b:c?#%", href: "a%20b%3Ac%3F%23%25" },
+            Case { input: "\u{e9}", html: "\u{e9}", href: "%C3%A9" },
         ];
         for c in cases {
             let (mut html, mut href) = (String::new(), String::new());
             escape_html(c.input, &mut html);
             percent_encode(c.input, &mut href);
-            assert_eq!(
-                (html.as_str(), href.as_str()),
-                (c.html, c.href),
-                "{}",
-                c.input
-            );
+            assert_eq!((html.as_str(), href.as_str()), (c.html, c.href), "{}", c.input);
         }
     }
 }

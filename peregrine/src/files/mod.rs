@@ -59,6 +59,7 @@ mod cache;
 mod conditional;
 mod content_type;
 mod encoding;
+mod handler;
 mod listing;
 mod range;
 mod reply;
@@ -168,10 +169,7 @@ impl ServeDir {
     pub fn new(root: impl AsRef<Path>) -> io::Result<ServeDir> {
         let root = std::fs::canonicalize(root)?;
         if !std::fs::metadata(&root)?.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
-                "not a directory",
-            ));
+            return Err(io::Error::new(io::ErrorKind::NotADirectory, "not a directory"));
         }
         Ok(ServeDir {
             root,
@@ -220,9 +218,8 @@ impl ServeDir {
     /// then (contents, length and validators stay consistent with each other). At most 512
     /// paths are kept; when full, paths new within the time-to-live go uncached.
     pub fn cache_ttl(mut self, ttl: Option<Duration>) -> ServeDir {
-        self.cache = ttl
-            .filter(|t| !t.is_zero())
-            .map(|t| Arc::new(FileCache::new(t, CACHE_ENTRIES)));
+        self.cache =
+            ttl.filter(|t| !t.is_zero()).map(|t| Arc::new(FileCache::new(t, CACHE_ENTRIES)));
         self
     }
 
@@ -300,11 +297,7 @@ impl ServeDir {
         if !self.listing {
             return FileReply::text(403, "403 Forbidden\n", head);
         }
-        let shown = if rel.is_empty() {
-            "/".to_owned()
-        } else {
-            format!("/{rel}/")
-        };
+        let shown = if rel.is_empty() { "/".to_owned() } else { format!("/{rel}/") };
         match listing::render(&opened.real, &self.root, &shown, self.hide_dotfiles) {
             Ok(html) => {
                 let mut r = FileReply::new(200);
@@ -445,22 +438,12 @@ fn repr(o: Opened, coding: Option<Coding>, inline: bool) -> Repr {
             FileSpan::new(file.clone(), 0, len).read_chunk(len as usize)
         };
         if let Ok(Some(all)) = contents {
-            return Repr {
-                file: None,
-                len,
-                validators,
-                contents: Some(all),
-            };
+            return Repr { file: None, len, validators, contents: Some(all) };
         }
         // A read error, or a file that shrank meanwhile: read at answer time instead, where
         // the error ends the connection.
     }
-    Repr {
-        file: Some(file),
-        len,
-        validators,
-        contents: None,
-    }
+    Repr { file: Some(file), len, validators, contents: None }
 }
 
 fn not_found(head: bool) -> FileReply {

@@ -37,10 +37,7 @@ pub(crate) fn evaluate(field: &[u8], len: u64) -> RangeOutcome {
         return RangeOutcome::Full;
     }
     // range-set = 1#range-spec; empty list elements are allowed by the list syntax (§5.6.1.2).
-    let mut specs = set
-        .split(|&b| b == b',')
-        .map(trim_ows)
-        .filter(|s| !s.is_empty());
+    let mut specs = set.split(|&b| b == b',').map(trim_ows).filter(|s| !s.is_empty());
     let Some(spec) = specs.next() else {
         return RangeOutcome::Full;
     };
@@ -67,10 +64,7 @@ pub(crate) fn evaluate(field: &[u8], len: u64) -> RangeOutcome {
         // §14.1.1: on an empty representation a non-zero suffix is satisfiable, yet there is
         // no byte to name in Content-Range, so the (empty) whole is sent.
         Spec::Suffix(_) if len == 0 => RangeOutcome::Full,
-        Spec::Suffix(n) => RangeOutcome::Partial {
-            start: len.saturating_sub(n),
-            end: len - 1,
-        },
+        Spec::Suffix(n) => RangeOutcome::Partial { start: len.saturating_sub(n), end: len - 1 },
     }
 }
 
@@ -95,10 +89,7 @@ fn parse_spec(s: &[u8]) -> Option<Spec> {
     if last < first {
         return None;
     }
-    Some(Spec::Int {
-        first,
-        last: Some(last),
-    })
+    Some(Spec::Int { first, last: Some(last) })
 }
 
 /// `1*DIGIT`, saturating at `u64::MAX`.
@@ -106,9 +97,7 @@ fn digits(s: &[u8]) -> Option<u64> {
     if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(s.iter().fold(0u64, |n, &d| {
-        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-    }))
+    Some(s.iter().fold(0u64, |n, &d| n.saturating_mul(10).saturating_add(u64::from(d - b'0'))))
 }
 
 fn trim_ows(mut s: &[u8]) -> &[u8] {
@@ -134,159 +123,43 @@ mod tests {
             expect: RangeOutcome,
         }
         let cases = [
-            Case {
-                input: b"bytes=0-499",
-                len: 1000,
-                expect: Partial { start: 0, end: 499 },
-            },
-            Case {
-                input: b"bytes=500-999",
-                len: 1000,
-                expect: Partial {
-                    start: 500,
-                    end: 999,
-                },
-            },
-            Case {
-                input: b"bytes=500-",
-                len: 1000,
-                expect: Partial {
-                    start: 500,
-                    end: 999,
-                },
-            },
-            Case {
-                input: b"bytes=-500",
-                len: 1000,
-                expect: Partial {
-                    start: 500,
-                    end: 999,
-                },
-            },
-            Case {
-                input: b"bytes=0-0",
-                len: 1000,
-                expect: Partial { start: 0, end: 0 },
-            },
-            Case {
-                input: b"bytes=-1",
-                len: 1000,
-                expect: Partial {
-                    start: 999,
-                    end: 999,
-                },
-            },
+            Case { input: b"bytes=0-499", len: 1000, expect: Partial { start: 0, end: 499 } },
+            Case { input: b"bytes=500-999", len: 1000, expect: Partial { start: 500, end: 999 } },
+            Case { input: b"bytes=500-", len: 1000, expect: Partial { start: 500, end: 999 } },
+            Case { input: b"bytes=-500", len: 1000, expect: Partial { start: 500, end: 999 } },
+            Case { input: b"bytes=0-0", len: 1000, expect: Partial { start: 0, end: 0 } },
+            Case { input: b"bytes=-1", len: 1000, expect: Partial { start: 999, end: 999 } },
             // last-pos past the end clamps; a suffix longer than the file is the whole file.
-            Case {
-                input: b"bytes=0-5000",
-                len: 1000,
-                expect: Partial { start: 0, end: 999 },
-            },
-            Case {
-                input: b"bytes=-5000",
-                len: 1000,
-                expect: Partial { start: 0, end: 999 },
-            },
+            Case { input: b"bytes=0-5000", len: 1000, expect: Partial { start: 0, end: 999 } },
+            Case { input: b"bytes=-5000", len: 1000, expect: Partial { start: 0, end: 999 } },
             Case {
                 input: b"bytes=0-99999999999999999999999",
                 len: 10,
                 expect: Partial { start: 0, end: 9 },
             },
             // §14.1.1: units are case-insensitive; list elements may carry OWS.
-            Case {
-                input: b"BYTES=1-2",
-                len: 10,
-                expect: Partial { start: 1, end: 2 },
-            },
-            Case {
-                input: b"bytes= 1-2 ,",
-                len: 10,
-                expect: Partial { start: 1, end: 2 },
-            },
+            Case { input: b"BYTES=1-2", len: 10, expect: Partial { start: 1, end: 2 } },
+            Case { input: b"bytes= 1-2 ,", len: 10, expect: Partial { start: 1, end: 2 } },
             // Unsatisfiable (§14.1.1, §15.5.17).
-            Case {
-                input: b"bytes=1000-",
-                len: 1000,
-                expect: Unsatisfiable,
-            },
-            Case {
-                input: b"bytes=1000-2000",
-                len: 1000,
-                expect: Unsatisfiable,
-            },
-            Case {
-                input: b"bytes=-0",
-                len: 1000,
-                expect: Unsatisfiable,
-            },
-            Case {
-                input: b"bytes=99999999999999999999999-",
-                len: 1000,
-                expect: Unsatisfiable,
-            },
+            Case { input: b"bytes=1000-", len: 1000, expect: Unsatisfiable },
+            Case { input: b"bytes=1000-2000", len: 1000, expect: Unsatisfiable },
+            Case { input: b"bytes=-0", len: 1000, expect: Unsatisfiable },
+            Case { input: b"bytes=99999999999999999999999-", len: 1000, expect: Unsatisfiable },
             // Invalid or unsupported: ignored (§14.2).
-            Case {
-                input: b"bytes=500-499",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes=abc",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes=1-2-3",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes=",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes=-",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes=+1-2",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"items=0-1",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes 0-1",
-                len: 1000,
-                expect: Full,
-            },
+            Case { input: b"bytes=500-499", len: 1000, expect: Full },
+            Case { input: b"bytes=abc", len: 1000, expect: Full },
+            Case { input: b"bytes=1-2-3", len: 1000, expect: Full },
+            Case { input: b"bytes=", len: 1000, expect: Full },
+            Case { input: b"bytes=-", len: 1000, expect: Full },
+            Case { input: b"bytes=+1-2", len: 1000, expect: Full },
+            Case { input: b"items=0-1", len: 1000, expect: Full },
+            Case { input: b"bytes 0-1", len: 1000, expect: Full },
             // Multiple ranges: the whole representation (documented choice, §14.2).
-            Case {
-                input: b"bytes=0-1,5-6",
-                len: 1000,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes=2000-3000,4000-",
-                len: 1000,
-                expect: Full,
-            },
+            Case { input: b"bytes=0-1,5-6", len: 1000, expect: Full },
+            Case { input: b"bytes=2000-3000,4000-", len: 1000, expect: Full },
             // Empty representation: nothing to name in Content-Range.
-            Case {
-                input: b"bytes=-5",
-                len: 0,
-                expect: Full,
-            },
-            Case {
-                input: b"bytes=0-",
-                len: 0,
-                expect: Unsatisfiable,
-            },
+            Case { input: b"bytes=-5", len: 0, expect: Full },
+            Case { input: b"bytes=0-", len: 0, expect: Unsatisfiable },
         ];
         for c in cases {
             assert_eq!(

@@ -20,10 +20,7 @@ pub(crate) struct Text<const N: usize> {
 
 impl<const N: usize> Text<N> {
     pub(crate) const fn new() -> Self {
-        Text {
-            buf: [0; N],
-            len: 0,
-        }
+        Text { buf: [0; N], len: 0 }
     }
 
     pub(crate) fn as_bytes(&self) -> &[u8] {
@@ -72,11 +69,7 @@ pub struct FileSpan {
 
 impl FileSpan {
     pub(crate) fn new(file: Arc<File>, offset: u64, len: u64) -> FileSpan {
-        FileSpan {
-            file,
-            offset,
-            remaining: len,
-        }
+        FileSpan { file, offset, remaining: len }
     }
 
     /// Bytes not yet read.
@@ -106,9 +99,7 @@ impl FileSpan {
         if self.remaining == 0 {
             return Ok(None);
         }
-        let want = usize::try_from(self.remaining)
-            .unwrap_or(usize::MAX)
-            .min(max.max(1));
+        let want = usize::try_from(self.remaining).unwrap_or(usize::MAX).min(max.max(1));
         let mut buf = BytesMut::zeroed(want);
         let mut filled = 0;
         while filled < want {
@@ -227,10 +218,7 @@ impl FileReply {
             f(header::CONTENT_RANGE, cr);
         }
         if let Some(ce) = self.content_encoding {
-            f(
-                header::CONTENT_ENCODING,
-                &HeaderValue::from_static(ce.as_str()),
-            );
+            f(header::CONTENT_ENCODING, &HeaderValue::from_static(ce.as_str()));
         }
         if self.vary_accept_encoding {
             f(header::VARY, &ACCEPT_ENCODING);

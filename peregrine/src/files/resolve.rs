@@ -85,11 +85,7 @@ pub(crate) fn decode(raw: &[u8], hide_dotfiles: bool) -> Result<DecodedPath, Pat
     let rel = String::from_utf8(rel).map_err(|_| PathError::BadRequest)?;
     // The raw path is visible ASCII (checked above), hence UTF-8.
     let last_raw = String::from_utf8_lossy(last_raw).into_owned();
-    Ok(DecodedPath {
-        rel,
-        trailing_slash: raw.last() == Some(&b'/'),
-        last_raw,
-    })
+    Ok(DecodedPath { rel, trailing_slash: raw.last() == Some(&b'/'), last_raw })
 }
 
 fn percent_decode_into(seg: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
@@ -159,9 +155,7 @@ pub(crate) fn open_beneath(
     let real = real_path(&file, path).map_err(map_io)?;
     let below = real.strip_prefix(root).map_err(|_| OpenError::NotFound)?;
     if hide_dotfiles
-        && below
-            .components()
-            .any(|c| c.as_os_str().as_encoded_bytes().first() == Some(&b'.'))
+        && below.components().any(|c| c.as_os_str().as_encoded_bytes().first() == Some(&b'.'))
     {
         return Err(OpenError::NotFound);
     }
@@ -180,10 +174,7 @@ fn map_io(e: io::Error) -> OpenError {
 #[cfg(unix)]
 fn open_nonblocking(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
 }
 
 #[cfg(not(unix))]
@@ -217,11 +208,7 @@ mod tests {
     use super::*;
 
     fn ok(rel: &str, trailing_slash: bool, last_raw: &str) -> Result<DecodedPath, PathError> {
-        Ok(DecodedPath {
-            rel: rel.into(),
-            trailing_slash,
-            last_raw: last_raw.into(),
-        })
+        Ok(DecodedPath { rel: rel.into(), trailing_slash, last_raw: last_raw.into() })
     }
 
     #[test]
@@ -232,143 +219,45 @@ mod tests {
         }
         use PathError::*;
         let cases = [
-            Case {
-                input: b"/",
-                expect: ok("", true, ""),
-            },
-            Case {
-                input: b"",
-                expect: ok("", false, ""),
-            },
-            Case {
-                input: b"/a.txt",
-                expect: ok("a.txt", false, "a.txt"),
-            },
-            Case {
-                input: b"/dir/",
-                expect: ok("dir", true, "dir"),
-            },
-            Case {
-                input: b"/a//b",
-                expect: ok("a/b", false, "b"),
-            },
-            Case {
-                input: b"/b%20c",
-                expect: ok("b c", false, "b%20c"),
-            },
-            Case {
-                input: b"/%C3%A9t%C3%A9",
-                expect: ok("\u{e9}t\u{e9}", false, "%C3%A9t%C3%A9"),
-            },
-            Case {
-                input: b"/a%2eb",
-                expect: ok("a.b", false, "a%2eb"),
-            },
+            Case { input: b"/", expect: ok("", true, "") },
+            Case { input: b"", expect: ok("", false, "") },
+            Case { input: b"/a.txt", expect: ok("a.txt", false, "a.txt") },
+            Case { input: b"/dir/", expect: ok("dir", true, "dir") },
+            Case { input: b"/a//b", expect: ok("a/b", false, "b") },
+            Case { input: b"/b%20c", expect: ok("b c", false, "b%20c") },
+            Case { input: b"/%C3%A9t%C3%A9", expect: ok("\u{e9}t\u{e9}", false, "%C3%A9t%C3%A9") },
+            Case { input: b"/a%2eb", expect: ok("a.b", false, "a%2eb") },
             // Traversal, literal and encoded (RFC 3986 §5.2.4 dot-segments).
-            Case {
-                input: b"/../etc/passwd",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/a/..",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/./a",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/%2e%2e/etc/passwd",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/%2E%2E%2Fetc%2Fpasswd",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/.%2e/x",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/a%2Fb",
-                expect: Err(BadRequest),
-            },
+            Case { input: b"/../etc/passwd", expect: Err(BadRequest) },
+            Case { input: b"/a/..", expect: Err(BadRequest) },
+            Case { input: b"/./a", expect: Err(BadRequest) },
+            Case { input: b"/%2e%2e/etc/passwd", expect: Err(BadRequest) },
+            Case { input: b"/%2E%2E%2Fetc%2Fpasswd", expect: Err(BadRequest) },
+            Case { input: b"/.%2e/x", expect: Err(BadRequest) },
+            Case { input: b"/a%2Fb", expect: Err(BadRequest) },
             // NUL and backslash.
-            Case {
-                input: b"/a%00.txt",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/..\\etc",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/..%5Cetc",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/a%5cb",
-                expect: Err(BadRequest),
-            },
+            Case { input: b"/a%00.txt", expect: Err(BadRequest) },
+            Case { input: b"/..\\etc", expect: Err(BadRequest) },
+            Case { input: b"/..%5Cetc", expect: Err(BadRequest) },
+            Case { input: b"/a%5cb", expect: Err(BadRequest) },
             // Malformed percent-encoding (RFC 3986 §2.1) and invalid UTF-8.
-            Case {
-                input: b"/a%2",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/a%zz",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/%",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/%FF",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/%C3",
-                expect: Err(BadRequest),
-            },
+            Case { input: b"/a%2", expect: Err(BadRequest) },
+            Case { input: b"/a%zz", expect: Err(BadRequest) },
+            Case { input: b"/%", expect: Err(BadRequest) },
+            Case { input: b"/%FF", expect: Err(BadRequest) },
+            Case { input: b"/%C3", expect: Err(BadRequest) },
             // Raw bytes outside visible ASCII never reach a Location header.
-            Case {
-                input: b"/a b",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: b"/a\r\nb",
-                expect: Err(BadRequest),
-            },
-            Case {
-                input: "/\u{e9}".as_bytes(),
-                expect: Err(BadRequest),
-            },
+            Case { input: b"/a b", expect: Err(BadRequest) },
+            Case { input: b"/a\r\nb", expect: Err(BadRequest) },
+            Case { input: "/\u{e9}".as_bytes(), expect: Err(BadRequest) },
             // Dotfiles are hidden (404); a later `..` still makes it a 400.
-            Case {
-                input: b"/.env",
-                expect: Err(NotFound),
-            },
-            Case {
-                input: b"/.git/config",
-                expect: Err(NotFound),
-            },
-            Case {
-                input: b"/%2egit/config",
-                expect: Err(NotFound),
-            },
-            Case {
-                input: b"/.git/../x",
-                expect: Err(BadRequest),
-            },
+            Case { input: b"/.env", expect: Err(NotFound) },
+            Case { input: b"/.git/config", expect: Err(NotFound) },
+            Case { input: b"/%2egit/config", expect: Err(NotFound) },
+            Case { input: b"/.git/../x", expect: Err(BadRequest) },
         ];
         for c in cases {
-            assert_eq!(
-                decode(c.input, true),
-                c.expect,
-                "{:?}",
-                String::from_utf8_lossy(c.input)
-            );
+            assert_eq!(decode(c.input, true), c.expect, "{:?}", String::from_utf8_lossy(c.input));
         }
         assert_eq!(decode(b"/.env", false), ok(".env", false, ".env"));
     }

@@ -47,10 +47,7 @@ fn tree() -> Tree {
     w("style.css", b"p{}");
     w("style.css.gz", b"GZCSS");
     w("back\\slash.txt", b"b");
-    w(
-        "big.bin",
-        &(0..200_000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>(),
-    );
+    w("big.bin", &(0..200_000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
     fs::create_dir_all(base.join("outside")).unwrap();
     fs::write(base.join("outside/secret.txt"), b"TOP SECRET").unwrap();
     #[cfg(unix)]
@@ -93,9 +90,7 @@ fn raw_header(reply: &FileReply, name: &str) -> Option<Vec<u8>> {
 /// Every rule must hold with and without the open-file cache (and twice in a row with it,
 /// so that the second answer comes from the cache).
 fn variants(root: &Path) -> [ServeDir; 3] {
-    let cached = ServeDir::new(root)
-        .unwrap()
-        .cache_ttl(Some(Duration::from_secs(60)));
+    let cached = ServeDir::new(root).unwrap().cache_ttl(Some(Duration::from_secs(60)));
     [ServeDir::new(root).unwrap(), cached.clone(), cached]
 }
 
@@ -112,118 +107,37 @@ fn path_resolution_never_leaves_the_root() {
     let t = tree();
     for files in variants(&t.root) {
         let cases = [
-            Case {
-                input: b"/hello.txt",
-                expect: 200,
-            },
-            Case {
-                input: b"/hello.txt?x=/../../etc/passwd",
-                expect: 200,
-            },
-            Case {
-                input: b"/hel%6Co.txt",
-                expect: 200,
-            },
-            Case {
-                input: b"/link.txt",
-                expect: 200,
-            },
-            Case {
-                input: b"/missing",
-                expect: 404,
-            },
-            Case {
-                input: b"/hello.txt/",
-                expect: 404,
-            },
-            Case {
-                input: b"/hello.txt/x",
-                expect: 404,
-            },
+            Case { input: b"/hello.txt", expect: 200 },
+            Case { input: b"/hello.txt?x=/../../etc/passwd", expect: 200 },
+            Case { input: b"/hel%6Co.txt", expect: 200 },
+            Case { input: b"/link.txt", expect: 200 },
+            Case { input: b"/missing", expect: 404 },
+            Case { input: b"/hello.txt/", expect: 404 },
+            Case { input: b"/hello.txt/x", expect: 404 },
             // RFC 3986 §5.2.4 dot-segments, raw and encoded: 400.
-            Case {
-                input: b"/../outside/secret.txt",
-                expect: 400,
-            },
-            Case {
-                input: b"/docs/../../outside/secret.txt",
-                expect: 400,
-            },
-            Case {
-                input: b"/%2e%2e/outside/secret.txt",
-                expect: 400,
-            },
-            Case {
-                input: b"/%2E%2E%2Foutside%2Fsecret.txt",
-                expect: 400,
-            },
-            Case {
-                input: b"/..%2Foutside/secret.txt",
-                expect: 400,
-            },
-            Case {
-                input: b"/./hello.txt",
-                expect: 400,
-            },
+            Case { input: b"/../outside/secret.txt", expect: 400 },
+            Case { input: b"/docs/../../outside/secret.txt", expect: 400 },
+            Case { input: b"/%2e%2e/outside/secret.txt", expect: 400 },
+            Case { input: b"/%2E%2E%2Foutside%2Fsecret.txt", expect: 400 },
+            Case { input: b"/..%2Foutside/secret.txt", expect: 400 },
+            Case { input: b"/./hello.txt", expect: 400 },
             // Encoded NUL (would truncate a C path) and backslashes.
-            Case {
-                input: b"/hello.txt%00.png",
-                expect: 400,
-            },
-            Case {
-                input: b"/..\\outside\\secret.txt",
-                expect: 400,
-            },
-            Case {
-                input: b"/back%5Cslash.txt",
-                expect: 400,
-            },
-            Case {
-                input: b"/%ZZ",
-                expect: 400,
-            },
+            Case { input: b"/hello.txt%00.png", expect: 400 },
+            Case { input: b"/..\\outside\\secret.txt", expect: 400 },
+            Case { input: b"/back%5Cslash.txt", expect: 400 },
+            Case { input: b"/%ZZ", expect: 400 },
             // Symlinks leaving the root are 404 (the real path is checked on the open file).
-            Case {
-                input: b"/out.txt",
-                expect: 404,
-            },
-            Case {
-                input: b"/outdir/secret.txt",
-                expect: 404,
-            },
-            Case {
-                input: b"/outdir/",
-                expect: 404,
-            },
-            Case {
-                input: b"/docs/leak.txt",
-                expect: 404,
-            },
-            Case {
-                input: b"/slash/etc/passwd",
-                expect: 404,
-            },
+            Case { input: b"/out.txt", expect: 404 },
+            Case { input: b"/outdir/secret.txt", expect: 404 },
+            Case { input: b"/outdir/", expect: 404 },
+            Case { input: b"/docs/leak.txt", expect: 404 },
+            Case { input: b"/slash/etc/passwd", expect: 404 },
             // Dotfiles hidden, also behind a visible symlink name.
-            Case {
-                input: b"/.env",
-                expect: 404,
-            },
-            Case {
-                input: b"/.git/config",
-                expect: 404,
-            },
-            Case {
-                input: b"/%2Eenv",
-                expect: 404,
-            },
-            Case {
-                input: b"/docs/.hidden",
-                expect: 404,
-            },
-            Case {
-                input: b"/visible",
-                expect: 404,
-            },
+            Case { input: b"/.env", expect: 404 },
+            Case { input: b"/.git/config", expect: 404 },
+            Case { input: b"/%2Eenv", expect: 404 },
+            Case { input: b"/docs/.hidden", expect: 404 },
+            Case { input: b"/visible", expect: 404 },
         ];
         for c in cases {
             let reply = files.respond(&get(c.input));
@@ -247,27 +161,16 @@ fn path_resolution_never_leaves_the_root() {
 #[test]
 fn file_headers_and_body_rfc9110_8() {
     let t = tree();
-    let files = ServeDir::new(&t.root)
-        .unwrap()
-        .cache_control(Some("public, max-age=60".into()));
+    let files = ServeDir::new(&t.root).unwrap().cache_control(Some("public, max-age=60".into()));
     let reply = files.respond(&get(b"/hello.txt"));
     assert_eq!(reply.status(), 200);
     assert_eq!(reply.content_length(), Some(HELLO.len() as u64));
-    assert_eq!(
-        header(&reply, "content-type").as_deref(),
-        Some("text/plain; charset=utf-8")
-    );
+    assert_eq!(header(&reply, "content-type").as_deref(), Some("text/plain; charset=utf-8"));
     assert_eq!(header(&reply, "accept-ranges").as_deref(), Some("bytes"));
-    assert_eq!(
-        header(&reply, "cache-control").as_deref(),
-        Some("public, max-age=60")
-    );
+    assert_eq!(header(&reply, "cache-control").as_deref(), Some("public, max-age=60"));
     assert_eq!(header(&reply, "vary"), None);
     let etag = header(&reply, "etag").unwrap();
-    assert!(
-        etag.starts_with('"') && etag.ends_with('"') && !etag.starts_with("W/"),
-        "{etag}"
-    );
+    assert!(etag.starts_with('"') && etag.ends_with('"') && !etag.starts_with("W/"), "{etag}");
     let lm = header(&reply, "last-modified").unwrap();
     assert!(lm.ends_with(" GMT") && lm.len() == 29, "{lm}");
     assert_eq!(body(reply), HELLO);
@@ -281,10 +184,7 @@ fn file_headers_and_body_rfc9110_8() {
 
     // A changed file has a different strong validator (RFC 9110 §8.8.3).
     fs::write(t.root.join("hello.txt"), b"hello world!\n").unwrap();
-    assert_ne!(
-        header(&files.respond(&get(b"/hello.txt")), "etag"),
-        Some(etag)
-    );
+    assert_ne!(header(&files.respond(&get(b"/hello.txt")), "etag"), Some(etag));
 
     // Large files stream in chunks and arrive whole.
     let big = files.respond(&get(b"/big.bin"));
@@ -296,13 +196,8 @@ fn file_headers_and_body_rfc9110_8() {
     assert_eq!(body(empty), b"");
 
     // Header values that could split a response are refused.
-    let bad = ServeDir::new(&t.root)
-        .unwrap()
-        .cache_control(Some("x\r\nSet-Cookie: a=b".into()));
-    assert_eq!(
-        header(&bad.respond(&get(b"/hello.txt")), "cache-control"),
-        None
-    );
+    let bad = ServeDir::new(&t.root).unwrap().cache_control(Some("x\r\nSet-Cookie: a=b".into()));
+    assert_eq!(header(&bad.respond(&get(b"/hello.txt")), "cache-control"), None);
 }
 
 #[test]
@@ -314,45 +209,19 @@ fn methods_rfc9110_15_5_6() {
     let t = tree();
     for files in variants(&t.root) {
         let cases = [
-            Case {
-                input: Method::Get,
-                expect: 200,
-            },
-            Case {
-                input: Method::Head,
-                expect: 200,
-            },
-            Case {
-                input: Method::Post,
-                expect: 405,
-            },
-            Case {
-                input: Method::Put,
-                expect: 405,
-            },
-            Case {
-                input: Method::Delete,
-                expect: 405,
-            },
-            Case {
-                input: Method::Options,
-                expect: 405,
-            },
-            Case {
-                input: Method::Extension,
-                expect: 405,
-            },
+            Case { input: Method::Get, expect: 200 },
+            Case { input: Method::Head, expect: 200 },
+            Case { input: Method::Post, expect: 405 },
+            Case { input: Method::Put, expect: 405 },
+            Case { input: Method::Delete, expect: 405 },
+            Case { input: Method::Options, expect: 405 },
+            Case { input: Method::Extension, expect: 405 },
         ];
         for c in cases {
             let reply = files.respond(&FileRequest::new(c.input, b"/hello.txt"));
             assert_eq!(reply.status(), c.expect, "{:?}", c.input);
             let allow = header(&reply, "allow");
-            assert_eq!(
-                allow.as_deref(),
-                (c.expect == 405).then_some("GET, HEAD"),
-                "{:?}",
-                c.input
-            );
+            assert_eq!(allow.as_deref(), (c.expect == 405).then_some("GET, HEAD"), "{:?}", c.input);
         }
     }
 }
@@ -363,32 +232,20 @@ fn directories_redirect_index_listing() {
     for files in variants(&t.root) {
         // RFC 9110 §15.4.2: `/docs` → 301 to `docs/` (relative, resolves to `/docs/`).
         let r = files.respond(&get(b"/docs"));
-        assert_eq!(
-            (r.status(), header(&r, "location").as_deref()),
-            (301, Some("docs/"))
-        );
+        assert_eq!((r.status(), header(&r, "location").as_deref()), (301, Some("docs/")));
         let r = files.respond(&get(b"/docs/sub"));
-        assert_eq!(
-            (r.status(), header(&r, "location").as_deref()),
-            (301, Some("sub/"))
-        );
+        assert_eq!((r.status(), header(&r, "location").as_deref()), (301, Some("sub/")));
         let r = files.respond(&get(b"/site"));
         assert_eq!(r.status(), 301);
 
         let r = files.respond(&get(b"/site/"));
         assert_eq!(r.status(), 200);
-        assert_eq!(
-            header(&r, "content-type").as_deref(),
-            Some("text/html; charset=utf-8")
-        );
+        assert_eq!(header(&r, "content-type").as_deref(), Some("text/html; charset=utf-8"));
         assert_eq!(body(r), b"<h1>site</h1>");
 
         let r = files.respond(&get(b"/docs/"));
         assert_eq!(r.status(), 200);
-        assert_eq!(
-            header(&r, "content-type").as_deref(),
-            Some("text/html; charset=utf-8")
-        );
+        assert_eq!(header(&r, "content-type").as_deref(), Some("text/html; charset=utf-8"));
         let html = String::from_utf8(body(r)).unwrap();
         // Names escaped in text, percent-encoded in hrefs; dotfiles and escaping symlinks hidden.
         assert!(
@@ -402,10 +259,7 @@ fn directories_redirect_index_listing() {
         assert!(!html.contains("leak.txt"), "{html}");
         assert!(html.contains("<a href=\"../\">"), "{html}");
         // Sizes shown; directories first, then files by name.
-        assert!(
-            html.contains("<a href=\"./a.txt\">a.txt</a></td><td>1</td>"),
-            "{html}"
-        );
+        assert!(html.contains("<a href=\"./a.txt\">a.txt</a></td><td>1</td>"), "{html}");
         let (sub, a, script) = (
             html.find("./sub/").unwrap(),
             html.find("./a.txt").unwrap(),
@@ -416,9 +270,7 @@ fn directories_redirect_index_listing() {
         // The root listing has no parent link and hides what must stay hidden.
         let root = String::from_utf8(body(files.respond(&get(b"/")))).unwrap();
         assert!(!root.contains("href=\"../\""), "{root}");
-        for hidden in [
-            ".env", ".git", "out.txt", "outdir", "visible", "slash", "back",
-        ] {
+        for hidden in [".env", ".git", "out.txt", "outdir", "visible", "slash", "back"] {
             assert!(!root.contains(hidden), "{hidden} in {root}");
         }
         assert!(root.contains("./link.txt"), "{root}");
@@ -452,42 +304,27 @@ fn conditional_requests_rfc9110_13() {
         let cases = [
             Case {
                 name: "INM match",
-                req: FileRequest {
-                    if_none_match: Some(&etag),
-                    ..base
-                },
+                req: FileRequest { if_none_match: Some(&etag), ..base },
                 expect: 304,
             },
             Case {
                 name: "INM match HEAD",
-                req: FileRequest {
-                    if_none_match: Some(&etag),
-                    ..head
-                },
+                req: FileRequest { if_none_match: Some(&etag), ..head },
                 expect: 304,
             },
             Case {
                 name: "INM star",
-                req: FileRequest {
-                    if_none_match: Some(b"*"),
-                    ..base
-                },
+                req: FileRequest { if_none_match: Some(b"*"), ..base },
                 expect: 304,
             },
             Case {
                 name: "INM other",
-                req: FileRequest {
-                    if_none_match: Some(b"\"nope\""),
-                    ..base
-                },
+                req: FileRequest { if_none_match: Some(b"\"nope\""), ..base },
                 expect: 200,
             },
             Case {
                 name: "IMS equal",
-                req: FileRequest {
-                    if_modified_since: Some(&lm),
-                    ..base
-                },
+                req: FileRequest { if_modified_since: Some(&lm), ..base },
                 expect: 304,
             },
             Case {
@@ -509,18 +346,12 @@ fn conditional_requests_rfc9110_13() {
             },
             Case {
                 name: "IM match",
-                req: FileRequest {
-                    if_match: Some(&etag),
-                    ..base
-                },
+                req: FileRequest { if_match: Some(&etag), ..base },
                 expect: 200,
             },
             Case {
                 name: "IM other",
-                req: FileRequest {
-                    if_match: Some(b"\"nope\""),
-                    ..base
-                },
+                req: FileRequest { if_match: Some(b"\"nope\""), ..base },
                 expect: 412,
             },
             Case {
@@ -533,10 +364,7 @@ fn conditional_requests_rfc9110_13() {
             },
             Case {
                 name: "IUS equal",
-                req: FileRequest {
-                    if_unmodified_since: Some(&lm),
-                    ..base
-                },
+                req: FileRequest { if_unmodified_since: Some(&lm), ..base },
                 expect: 200,
             },
         ];
@@ -564,18 +392,9 @@ fn conditional_requests_rfc9110_13() {
 fn ranges_rfc9110_14() {
     let t = tree();
     for files in variants(&t.root) {
-        let etag = files
-            .respond(&get(b"/big.bin"))
-            .header("etag")
-            .unwrap()
-            .as_bytes()
-            .to_vec();
-        let lm = files
-            .respond(&get(b"/big.bin"))
-            .header("last-modified")
-            .unwrap()
-            .as_bytes()
-            .to_vec();
+        let etag = files.respond(&get(b"/big.bin")).header("etag").unwrap().as_bytes().to_vec();
+        let lm =
+            files.respond(&get(b"/big.bin")).header("last-modified").unwrap().as_bytes().to_vec();
         let big = fs::read(t.root.join("big.bin")).unwrap();
         struct Case<'a> {
             name: &'static str,
@@ -585,10 +404,7 @@ fn ranges_rfc9110_14() {
             span: Option<(usize, usize)>,
         }
         let base = get(b"/big.bin");
-        let ranged = |r: &'static [u8]| FileRequest {
-            range: Some(r),
-            ..base
-        };
+        let ranged = |r: &'static [u8]| FileRequest { range: Some(r), ..base };
         let cases = [
             Case {
                 name: "a-b",
@@ -641,60 +457,42 @@ fn ranges_rfc9110_14() {
             },
             Case {
                 name: "If-Range etag",
-                req: FileRequest {
-                    if_range: Some(&etag),
-                    ..ranged(b"bytes=0-0")
-                },
+                req: FileRequest { if_range: Some(&etag), ..ranged(b"bytes=0-0") },
                 expect: 206,
                 content_range: Some("bytes 0-0/200000"),
                 span: Some((0, 1)),
             },
             Case {
                 name: "If-Range date",
-                req: FileRequest {
-                    if_range: Some(&lm),
-                    ..ranged(b"bytes=0-0")
-                },
+                req: FileRequest { if_range: Some(&lm), ..ranged(b"bytes=0-0") },
                 expect: 206,
                 content_range: Some("bytes 0-0/200000"),
                 span: Some((0, 1)),
             },
             Case {
                 name: "If-Range stale → 200",
-                req: FileRequest {
-                    if_range: Some(b"\"stale\""),
-                    ..ranged(b"bytes=0-0")
-                },
+                req: FileRequest { if_range: Some(b"\"stale\""), ..ranged(b"bytes=0-0") },
                 expect: 200,
                 content_range: None,
                 span: Some((0, 200_000)),
             },
             Case {
                 name: "If-Range stale + unsatisfiable → 200",
-                req: FileRequest {
-                    if_range: Some(b"\"stale\""),
-                    ..ranged(b"bytes=999999-")
-                },
+                req: FileRequest { if_range: Some(b"\"stale\""), ..ranged(b"bytes=999999-") },
                 expect: 200,
                 content_range: None,
                 span: Some((0, 200_000)),
             },
             Case {
                 name: "HEAD ignores Range (§14.2)",
-                req: FileRequest {
-                    method: Method::Head,
-                    ..ranged(b"bytes=0-0")
-                },
+                req: FileRequest { method: Method::Head, ..ranged(b"bytes=0-0") },
                 expect: 200,
                 content_range: None,
                 span: None,
             },
             Case {
                 name: "412 before range",
-                req: FileRequest {
-                    if_match: Some(b"\"x\""),
-                    ..ranged(b"bytes=0-0")
-                },
+                req: FileRequest { if_match: Some(b"\"x\""), ..ranged(b"bytes=0-0") },
                 expect: 412,
                 content_range: None,
                 span: Some((0, 0)),
@@ -703,12 +501,7 @@ fn ranges_rfc9110_14() {
         for c in cases {
             let reply = files.respond(&c.req);
             assert_eq!(reply.status(), c.expect, "{}", c.name);
-            assert_eq!(
-                header(&reply, "content-range").as_deref(),
-                c.content_range,
-                "{}",
-                c.name
-            );
+            assert_eq!(header(&reply, "content-range").as_deref(), c.content_range, "{}", c.name);
             let len = reply.content_length();
             let got = body(reply);
             match c.span {
@@ -720,10 +513,8 @@ fn ranges_rfc9110_14() {
             }
         }
         // A small file (held in memory by the cache) is sliced the same way.
-        let small = files.respond(&FileRequest {
-            range: Some(b"bytes=6-10"),
-            ..get(b"/hello.txt")
-        });
+        let small =
+            files.respond(&FileRequest { range: Some(b"bytes=6-10"), ..get(b"/hello.txt") });
         assert_eq!(small.status(), 206);
         assert_eq!(body(small), b"world");
     }
@@ -812,16 +603,9 @@ fn precompressed_siblings_rfc9110_12_5_3() {
                 String::from_utf8_lossy(c.path),
                 c.accept.map(String::from_utf8_lossy)
             );
-            let reply = files.respond(&FileRequest {
-                accept_encoding: c.accept,
-                ..get(c.path)
-            });
+            let reply = files.respond(&FileRequest { accept_encoding: c.accept, ..get(c.path) });
             assert_eq!(reply.status(), 200, "{name}");
-            assert_eq!(
-                header(&reply, "content-encoding").as_deref(),
-                c.encoding,
-                "{name}"
-            );
+            assert_eq!(header(&reply, "content-encoding").as_deref(), c.encoding, "{name}");
             assert_eq!(
                 header(&reply, "vary").as_deref(),
                 c.vary.then_some("accept-encoding"),
@@ -841,10 +625,7 @@ fn precompressed_siblings_rfc9110_12_5_3() {
         assert_eq!(distinct.len(), 3, "{tags:?}");
 
         // The sibling's own ETag validates it (304 for the gzip representation).
-        let gz = files.respond(&FileRequest {
-            accept_encoding: Some(b"gzip"),
-            ..get(b"/app.js")
-        });
+        let gz = files.respond(&FileRequest { accept_encoding: Some(b"gzip"), ..get(b"/app.js") });
         let tag = gz.header("etag").unwrap().as_bytes().to_vec();
         let again = FileRequest {
             accept_encoding: Some(b"gzip"),
@@ -852,32 +633,20 @@ fn precompressed_siblings_rfc9110_12_5_3() {
             ..get(b"/app.js")
         };
         assert_eq!(files.respond(&again).status(), 304);
-        let plain = FileRequest {
-            if_none_match: Some(&tag),
-            ..get(b"/app.js")
-        };
+        let plain = FileRequest { if_none_match: Some(&tag), ..get(b"/app.js") };
         assert_eq!(files.respond(&plain).status(), 200);
 
         // Off: no lookups, no Vary.
         let off = ServeDir::new(&t.root).unwrap().precompressed(false);
-        let r = off.respond(&FileRequest {
-            accept_encoding: Some(b"br"),
-            ..get(b"/app.js")
-        });
-        assert_eq!(
-            (header(&r, "content-encoding"), header(&r, "vary")),
-            (None, None)
-        );
+        let r = off.respond(&FileRequest { accept_encoding: Some(b"br"), ..get(b"/app.js") });
+        assert_eq!((header(&r, "content-encoding"), header(&r, "vary")), (None, None));
     }
 }
 
 #[test]
 fn root_must_be_a_directory() {
     let t = tree();
-    assert_eq!(
-        ServeDir::new(t.root.join("nope")).unwrap_err().kind(),
-        io::ErrorKind::NotFound
-    );
+    assert_eq!(ServeDir::new(t.root.join("nope")).unwrap_err().kind(), io::ErrorKind::NotFound);
     assert_eq!(
         ServeDir::new(t.root.join("hello.txt")).unwrap_err().kind(),
         io::ErrorKind::NotADirectory
@@ -901,9 +670,7 @@ fn fifo_does_not_block_and_is_not_served() {
 #[test]
 fn open_file_cache_serves_a_consistent_snapshot_within_its_ttl() {
     let t = tree();
-    let files = ServeDir::new(&t.root)
-        .unwrap()
-        .cache_ttl(Some(Duration::from_millis(300)));
+    let files = ServeDir::new(&t.root).unwrap().cache_ttl(Some(Duration::from_millis(300)));
     let first = files.respond(&get(b"/hello.txt"));
     let etag = raw_header(&first, "etag");
     assert_eq!(body(first), HELLO);

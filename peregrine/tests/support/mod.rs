@@ -95,7 +95,9 @@ impl RawClient {
                     let headers: Vec<(String, String)> = res
                         .headers
                         .iter()
-                        .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
+                        .map(|h| {
+                            (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned())
+                        })
                         .collect();
                     self.buf.drain(..len);
                     let mut out = RawResponse { status, headers, body: Vec::new() };
@@ -224,7 +226,9 @@ pub async fn app(mut req: peregrine::Request) -> peregrine::Response {
             let mut n = 0;
             Response::new(Body::from_poll_fn(move |_| {
                 n += 1;
-                std::task::Poll::Ready((n <= 3).then(|| Ok(bytes::Bytes::from(format!("part{n};")))))
+                std::task::Poll::Ready(
+                    (n <= 3).then(|| Ok(bytes::Bytes::from(format!("part{n};")))),
+                )
             }))
         }
         "/panic" => panic!("handler panics on purpose"),
