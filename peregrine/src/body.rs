@@ -50,9 +50,7 @@ impl Body {
 
     /// A body of static bytes; no allocation.
     pub const fn from_static(bytes: &'static [u8]) -> Body {
-        Body {
-            kind: Kind::Full(Bytes::from_static(bytes)),
-        }
+        Body { kind: Kind::Full(Bytes::from_static(bytes)) }
     }
 
     /// A body produced by a poll function, called until it returns `Ready(None)`.
@@ -73,9 +71,7 @@ impl Body {
     where
         F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
     {
-        Body {
-            kind: Kind::Stream(Box::new(f)),
-        }
+        Body { kind: Kind::Stream(Box::new(f)) }
     }
 
     /// A body of exactly `len` bytes produced by a poll function, sent with `Content-Length`
@@ -120,18 +116,11 @@ impl Body {
     /// ```
     pub fn channel(capacity: usize) -> (BodySender, Body) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (
-            BodySender { tx },
-            Body {
-                kind: Kind::Channel(rx),
-            },
-        )
+        (BodySender { tx }, Body { kind: Kind::Channel(rx) })
     }
 
     pub(crate) fn incoming(incoming: Incoming) -> Body {
-        Body {
-            kind: Kind::Incoming(incoming),
-        }
+        Body { kind: Kind::Incoming(incoming) }
     }
 
     /// The exact number of bytes left, when known.
@@ -160,11 +149,7 @@ impl Body {
             Kind::Full(b) => {
                 let b = std::mem::take(b);
                 self.kind = Kind::Empty;
-                if b.is_empty() {
-                    Poll::Ready(None)
-                } else {
-                    Poll::Ready(Some(Ok(b)))
-                }
+                if b.is_empty() { Poll::Ready(None) } else { Poll::Ready(Some(Ok(b))) }
             }
             Kind::Incoming(i) => i.poll_chunk(cx),
             Kind::Channel(rx) => rx.poll_recv(cx),
@@ -246,10 +231,7 @@ impl fmt::Debug for Body {
             Kind::Stream(_) => "Stream",
             Kind::SizedStream(..) => "SizedStream",
         };
-        f.debug_struct("Body")
-            .field("kind", &kind)
-            .field("size_hint", &self.size_hint())
-            .finish()
+        f.debug_struct("Body").field("kind", &kind).field("size_hint", &self.size_hint()).finish()
     }
 }
 
@@ -261,9 +243,7 @@ impl From<()> for Body {
 
 impl From<Bytes> for Body {
     fn from(b: Bytes) -> Self {
-        Body {
-            kind: Kind::Full(b),
-        }
+        Body { kind: Kind::Full(b) }
     }
 }
 
@@ -303,19 +283,13 @@ impl BodySender {
     /// # Errors
     /// Gives the chunk back when the body was dropped (the client went away).
     pub async fn send(&self, chunk: Bytes) -> Result<(), Bytes> {
-        self.tx
-            .send(Ok(chunk))
-            .await
-            .map_err(|e| e.0.unwrap_or_default())
+        self.tx.send(Ok(chunk)).await.map_err(|e| e.0.unwrap_or_default())
     }
 
     /// Ends the body with an error: the server closes the connection without finishing the
     /// response, so the client sees a truncated message rather than a complete one.
     pub async fn abort(self) {
-        let _ = self
-            .tx
-            .send(Err(BodyError::new(BodyErrorKind::Aborted)))
-            .await;
+        let _ = self.tx.send(Err(BodyError::new(BodyErrorKind::Aborted))).await;
     }
 }
 
@@ -420,10 +394,7 @@ mod tests {
     use super::*;
 
     fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
     }
 
     #[test]
@@ -444,31 +415,11 @@ mod tests {
             expect: Result<&'static str, ()>,
         }
         let cases = [
-            Case {
-                chunks: &[],
-                limit: 0,
-                expect: Ok(""),
-            },
-            Case {
-                chunks: &["ab"],
-                limit: 2,
-                expect: Ok("ab"),
-            },
-            Case {
-                chunks: &["ab"],
-                limit: 1,
-                expect: Err(()),
-            },
-            Case {
-                chunks: &["ab", "cd", "e"],
-                limit: 5,
-                expect: Ok("abcde"),
-            },
-            Case {
-                chunks: &["ab", "cd", "e"],
-                limit: 4,
-                expect: Err(()),
-            },
+            Case { chunks: &[], limit: 0, expect: Ok("") },
+            Case { chunks: &["ab"], limit: 2, expect: Ok("ab") },
+            Case { chunks: &["ab"], limit: 1, expect: Err(()) },
+            Case { chunks: &["ab", "cd", "e"], limit: 5, expect: Ok("abcde") },
+            Case { chunks: &["ab", "cd", "e"], limit: 4, expect: Err(()) },
         ];
         for case in cases {
             let mut it = case.chunks.iter();

@@ -28,10 +28,7 @@ impl Span {
     fn of(base: &[u8], part: &[u8]) -> Span {
         // Offsets of sub-slices of the head; the head is at most u16::MAX bytes (Config caps it).
         let off = (part.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
-        Span {
-            off: off as u16,
-            len: part.len() as u16,
-        }
+        Span { off: off as u16, len: part.len() as u16 }
     }
 
     fn range(self) -> std::ops::Range<usize> {
@@ -56,11 +53,7 @@ struct FieldSpans {
 
 impl FieldSpans {
     fn new() -> FieldSpans {
-        FieldSpans {
-            len: 0,
-            inline: [FieldSpan::default(); INLINE_HEADERS],
-            spill: Vec::new(),
-        }
+        FieldSpans { len: 0, inline: [FieldSpan::default(); INLINE_HEADERS], spill: Vec::new() }
     }
 
     fn push(&mut self, field: FieldSpan) {
@@ -189,10 +182,7 @@ impl Request {
     fn text(&self, span: Span) -> &str {
         // The parser validated these spans as ASCII (method token, target, field names), and
         // `from_http` writes them from `str`s; an invalid span would read as empty, not panic.
-        self.head
-            .get(span.range())
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .unwrap_or("")
+        self.head.get(span.range()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or("")
     }
 
     fn bytes(&self, span: Span) -> &[u8] {
@@ -208,7 +198,10 @@ impl Request {
 
     /// The method token as sent, e.g. `"GET"` or an extension method like `"PROPFIND"`.
     pub fn method_str(&self) -> &str {
-        self.text(self.spans.method_token)
+        match self.spans.method {
+            Method::Extension => self.text(self.spans.method_token),
+            standard => standard.as_str().unwrap_or(""),
+        }
     }
 
     /// The request-target exactly as sent (RFC 9112 §3.2), e.g. `/a/b?c=d`.
@@ -286,10 +279,7 @@ impl<'r> Headers<'r> {
     pub fn iter(&self) -> impl Iterator<Item = (&'r str, &'r [u8])> + use<'r> {
         let req = self.req;
         let (inline, spill) = req.spans.fields.as_slices();
-        inline
-            .iter()
-            .chain(spill)
-            .map(move |f| (req.text(f.name), req.bytes(f.value)))
+        inline.iter().chain(spill).map(move |f| (req.text(f.name), req.bytes(f.value)))
     }
 
     /// The first value of `name`, compared case-insensitively.
@@ -304,9 +294,7 @@ impl<'r> Headers<'r> {
 
     /// Every value of `name` in order (RFC 9110 §5.3: a list may be split over several lines).
     pub fn get_all<'n>(&self, name: &'n str) -> impl Iterator<Item = &'r [u8]> + use<'r, 'n> {
-        self.iter()
-            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
+        self.iter().filter(move |(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
     }
 
     /// Whether a field named `name` is present.
@@ -353,11 +341,8 @@ impl From<Request> for http::Request<Body> {
                 continue;
             };
             let range = field.value.range();
-            let value = if range.end <= req.head.len() {
-                req.head.slice(range)
-            } else {
-                Bytes::new()
-            };
+            let value =
+                if range.end <= req.head.len() { req.head.slice(range) } else { Bytes::new() };
             if let Ok(value) = http::HeaderValue::from_maybe_shared(value) {
                 headers.append(name, value);
             }
@@ -376,11 +361,7 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
         let target = if parts.uri.scheme().is_some() {
             parts.uri.to_string()
         } else {
-            parts
-                .uri
-                .path_and_query()
-                .map_or("/", |pq| pq.as_str())
-                .to_owned()
+            parts.uri.path_and_query().map_or("/", |pq| pq.as_str()).to_owned()
         };
         let version = match parts.version {
             http::Version::HTTP_09 | http::Version::HTTP_10 => Version::Http10,
@@ -412,14 +393,8 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
         let (path, query) = split_target(&target, form);
         let base = target.as_ptr() as usize;
         let sub = |s: &str| (s.as_ptr() as usize).wrapping_sub(base) as u16;
-        let path = Span {
-            off: target_span.off + sub(path),
-            len: path.len() as u16,
-        };
-        let query = query.map(|q| Span {
-            off: target_span.off + sub(q),
-            len: q.len() as u16,
-        });
+        let path = Span { off: target_span.off + sub(path), len: path.len() as u16 };
+        let query = query.map(|q| Span { off: target_span.off + sub(q), len: q.len() as u16 });
         let spans = HeadSpans {
             method: Method::from_token(parts.method.as_str().as_bytes()),
             version,
@@ -429,21 +404,14 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             query,
             fields,
         };
-        Request {
-            head: buf.freeze(),
-            spans,
-            body: body.into(),
-        }
+        Request { head: buf.freeze(), spans, body: body.into() }
     }
 }
 
 fn push(buf: &mut BytesMut, bytes: &[u8]) -> Span {
     let off = buf.len() as u16;
     buf.put_slice(bytes);
-    Span {
-        off,
-        len: bytes.len() as u16,
-    }
+    Span { off, len: bytes.len() as u16 }
 }
 
 #[cfg(test)]
@@ -460,54 +428,21 @@ mod tests {
     #[test]
     fn split_target_by_form() {
         let cases = [
-            Case {
-                target: "/a/b?c=d",
-                form: TargetForm::Origin,
-                expect: ("/a/b", Some("c=d")),
-            },
-            Case {
-                target: "/a?",
-                form: TargetForm::Origin,
-                expect: ("/a", Some("")),
-            },
-            Case {
-                target: "/",
-                form: TargetForm::Origin,
-                expect: ("/", None),
-            },
+            Case { target: "/a/b?c=d", form: TargetForm::Origin, expect: ("/a/b", Some("c=d")) },
+            Case { target: "/a?", form: TargetForm::Origin, expect: ("/a", Some("")) },
+            Case { target: "/", form: TargetForm::Origin, expect: ("/", None) },
             Case {
                 target: "http://h:80/x?y",
                 form: TargetForm::Absolute,
                 expect: ("/x", Some("y")),
             },
-            Case {
-                target: "http://h",
-                form: TargetForm::Absolute,
-                expect: ("/", None),
-            },
-            Case {
-                target: "http://h?q",
-                form: TargetForm::Absolute,
-                expect: ("/", Some("q")),
-            },
-            Case {
-                target: "h:443",
-                form: TargetForm::Authority,
-                expect: ("", None),
-            },
-            Case {
-                target: "*",
-                form: TargetForm::Asterisk,
-                expect: ("*", None),
-            },
+            Case { target: "http://h", form: TargetForm::Absolute, expect: ("/", None) },
+            Case { target: "http://h?q", form: TargetForm::Absolute, expect: ("/", Some("q")) },
+            Case { target: "h:443", form: TargetForm::Authority, expect: ("", None) },
+            Case { target: "*", form: TargetForm::Asterisk, expect: ("*", None) },
         ];
         for case in cases {
-            assert_eq!(
-                split_target(case.target, case.form),
-                case.expect,
-                "{}",
-                case.target
-            );
+            assert_eq!(split_target(case.target, case.form), case.expect, "{}", case.target);
         }
     }
 
@@ -543,20 +478,13 @@ mod tests {
         let req: Request = b.body(()).unwrap().into();
         assert_eq!(req.headers().len(), INLINE_HEADERS + 5);
         let last = format!("X-H{}", INLINE_HEADERS + 4);
-        assert_eq!(
-            req.header(&last),
-            Some((INLINE_HEADERS + 4).to_string().as_bytes())
-        );
+        assert_eq!(req.header(&last), Some((INLINE_HEADERS + 4).to_string().as_bytes()));
     }
 
     #[test]
     fn extension_method() {
-        let req: Request = http::Request::builder()
-            .method("PROPFIND")
-            .uri("/dav")
-            .body(())
-            .unwrap()
-            .into();
+        let req: Request =
+            http::Request::builder().method("PROPFIND").uri("/dav").body(()).unwrap().into();
         assert_eq!(req.method(), Method::Extension);
         assert_eq!(req.method_str(), "PROPFIND");
         let back: http::Request<Body> = req.into();

@@ -34,20 +34,12 @@ pub struct Response {
 impl Response {
     /// A `200 OK` response with `body`.
     pub fn new(body: impl Into<Body>) -> Response {
-        Response {
-            status: StatusCode::OK,
-            headers: HeaderList::new(),
-            body: body.into(),
-        }
+        Response { status: StatusCode::OK, headers: HeaderList::new(), body: body.into() }
     }
 
     /// A response with `status` and `body`.
     pub fn with_status(status: StatusCode, body: impl Into<Body>) -> Response {
-        Response {
-            status,
-            headers: HeaderList::new(),
-            body: body.into(),
-        }
+        Response { status, headers: HeaderList::new(), body: body.into() }
     }
 
     /// Adds a header field (keeping any others of the same name) and returns the response.
@@ -132,10 +124,7 @@ impl HeaderList {
         let before = self.len();
         let mut kept: Vec<(HeaderName, HeaderValue)> = Vec::new();
         if self.iter().any(|(n, _)| n == name) {
-            kept = std::mem::take(self)
-                .into_iter()
-                .filter(|(n, _)| n != name)
-                .collect();
+            kept = std::mem::take(self).into_iter().filter(|(n, _)| n != name).collect();
         }
         for (n, v) in kept {
             self.append(n, v);
@@ -155,11 +144,7 @@ impl HeaderList {
 
     /// The fields in order.
     pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
-        self.inline
-            .iter()
-            .map_while(|f| f.as_ref())
-            .chain(&self.spill)
-            .map(|(n, v)| (n, v))
+        self.inline.iter().map_while(|f| f.as_ref()).chain(&self.spill).map(|(n, v)| (n, v))
     }
 }
 
@@ -220,15 +205,7 @@ macro_rules! body_into_response {
     )*};
 }
 
-body_into_response!(
-    &'static str,
-    &'static [u8],
-    String,
-    Vec<u8>,
-    Bytes,
-    Body,
-    ()
-);
+body_into_response!(&'static str, &'static [u8], String, Vec<u8>, Bytes, Body, ());
 
 impl IntoResponse for StatusCode {
     fn into_response(self) -> Response {
@@ -269,11 +246,7 @@ impl<B: Into<Body>> IntoResponse for http::Response<B> {
 impl<B: Into<Body>> From<http::Response<B>> for Response {
     fn from(res: http::Response<B>) -> Self {
         let (parts, body) = res.into_parts();
-        Response {
-            status: parts.status,
-            headers: parts.headers.into(),
-            body: body.into(),
-        }
+        Response { status: parts.status, headers: parts.headers.into(), body: body.into() }
     }
 }
 
@@ -310,10 +283,7 @@ mod tests {
         assert_eq!(names(&list), ["x-0", "x-1", "x-2", "x-3", "x-4", "x-5"]);
         assert!(list.remove(&HeaderName::from_static("x-1")));
         assert_eq!(names(&list), ["x-0", "x-2", "x-3", "x-4", "x-5"]);
-        list.insert(
-            HeaderName::from_static("x-0"),
-            HeaderValue::from_static("new"),
-        );
+        list.insert(HeaderName::from_static("x-0"), HeaderValue::from_static("new"));
         assert_eq!(names(&list), ["x-2", "x-3", "x-4", "x-5", "x-0"]);
         assert_eq!(list.get(&HeaderName::from_static("x-0")).unwrap(), "new");
         assert_eq!(list.len(), 5);
@@ -327,16 +297,8 @@ mod tests {
             body_len: Option<u64>,
         }
         let cases = [
-            Case {
-                res: "hi".into_response(),
-                status: 200,
-                body_len: Some(2),
-            },
-            Case {
-                res: StatusCode::NO_CONTENT.into_response(),
-                status: 204,
-                body_len: Some(0),
-            },
+            Case { res: "hi".into_response(), status: 200, body_len: Some(2) },
+            Case { res: StatusCode::NO_CONTENT.into_response(), status: 204, body_len: Some(0) },
             Case {
                 res: (StatusCode::CREATED, String::from("abc")).into_response(),
                 status: 201,

@@ -28,7 +28,7 @@ fn parse_errors_map_to_their_status_and_close() {
         },
         Case {
             name: "unknown transfer coding (RFC 9112 §6.1)",
-            input: b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked2\r\n\r\n"
+            input: b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
                 .to_vec(),
             status: 501,
         },

@@ -38,11 +38,15 @@ fn hyper_client_keep_alive_get_post_head() {
         assert_eq!(res.status(), 200);
         assert_eq!(res.into_body().collect().await.unwrap().to_bytes(), payload);
 
-        let req = http::Request::get("/stream").header("host", "t").body(Full::new(Bytes::new())).unwrap();
+        let req = http::Request::get("/stream")
+            .header("host", "t")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
         let res = sender.send_request(req).await.unwrap();
         assert_eq!(res.into_body().collect().await.unwrap().to_bytes(), "part1;part2;part3;");
 
-        let req = http::Request::head("/").header("host", "t").body(Full::new(Bytes::new())).unwrap();
+        let req =
+            http::Request::head("/").header("host", "t").body(Full::new(Bytes::new())).unwrap();
         let res = sender.send_request(req).await.unwrap();
         assert_eq!(res.headers()["content-length"], "5");
         assert!(res.into_body().collect().await.unwrap().to_bytes().is_empty());
@@ -55,10 +59,9 @@ fn hyper_legacy_client_pool() {
     let addr = server.local_addr();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async move {
-        let client = hyper_util::client::legacy::Client::builder(
-            hyper_util::rt::TokioExecutor::new(),
-        )
-        .build_http::<Full<Bytes>>();
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http::<Full<Bytes>>();
         for _ in 0..5 {
             let uri: http::Uri = format!("http://{addr}/").parse().unwrap();
             let res = client.get(uri).await.unwrap();

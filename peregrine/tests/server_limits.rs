@@ -14,7 +14,8 @@ fn slowloris_is_closed_by_the_header_timeout() {
     let mut c = RawClient::connect(server.local_addr());
     let start = Instant::now();
     // One byte every 50 ms: the head would take seconds to complete.
-    let head = b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+    let head =
+        b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
     let mut closed = false;
     for &b in head.iter() {
         if c.try_send(&[b]).is_err() {

@@ -19,19 +19,36 @@ const POOL_MAX: usize = 64;
 /// Buffers larger than this (grown for a large head) are freed rather than pooled.
 const POOL_MAX_CAPACITY: usize = 64 * 1024;
 
-/// A LIFO of empty buffers, per worker thread.
+/// LIFOs of empty buffers, per worker thread: read buffers (`BytesMut`, so request heads and
+/// bodies can be split off as shared `Bytes`) and write buffers (`Vec<u8>`, what the encoder
+/// appends to).
 #[derive(Debug, Default)]
 pub(crate) struct BufPool {
     free: RefCell<Vec<BytesMut>>,
+    free_write: RefCell<Vec<Vec<u8>>>,
 }
 
 impl BufPool {
-    /// An empty buffer with at least [`BUF_CAPACITY`] bytes of room.
+    /// An empty read buffer with at least [`BUF_CAPACITY`] bytes of room.
     pub(crate) fn take(&self) -> BytesMut {
-        self.free
-            .borrow_mut()
-            .pop()
-            .unwrap_or_else(|| BytesMut::with_capacity(BUF_CAPACITY))
+        self.free.borrow_mut().pop().unwrap_or_else(|| BytesMut::with_capacity(BUF_CAPACITY))
+    }
+
+    /// An empty write buffer with at least [`BUF_CAPACITY`] bytes of room.
+    pub(crate) fn take_write(&self) -> Vec<u8> {
+        self.free_write.borrow_mut().pop().unwrap_or_else(|| Vec::with_capacity(BUF_CAPACITY))
+    }
+
+    /// Returns a write buffer; kept when of a reasonable size.
+    pub(crate) fn put_write(&self, mut buf: Vec<u8>) {
+        if buf.capacity() < BUF_CAPACITY || buf.capacity() > POOL_MAX_CAPACITY {
+            return;
+        }
+        buf.clear();
+        let mut free = self.free_write.borrow_mut();
+        if free.len() < POOL_MAX {
+            free.push(buf);
+        }
     }
 
     /// Returns a buffer; it is kept only if empty, not shared with a live `Bytes`, and of a

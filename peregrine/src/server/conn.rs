@@ -23,16 +23,17 @@ use http::StatusCode;
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
-use super::encode_shim::{self as encode, ConnectionHeader, Framing, HeadScanner};
 use super::incoming::ConnIo;
 use super::runtime::{Admitted, Worker};
 use crate::Method;
 use crate::body::{Body, BodyErrorKind};
 use crate::handler::Handler;
+use crate::http1::chunked::{CRLF, encode_chunk, encode_chunk_head, encode_last_chunk};
+use crate::http1::encode::{ResponseHead, encode_head};
 use crate::http1::framing::{BodyLength, RequestFraming, request_framing};
-use crate::http1::{EMPTY_HEADER, Limits, ParseError, RequestHead, Status, Version};
+use crate::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status, Version};
 use crate::request::{HeadSpans, Request};
-use crate::response::{IntoResponse, Response};
+use crate::response::{HeaderList, IntoResponse, Response};
 
 /// Header slots on the stack for the first parse attempt; a head with more fields (up to
 /// `Limits::max_headers`) is parsed again into a heap array.
@@ -76,11 +77,7 @@ enum Outcome {
 /// A parsed head, or what stops it.
 #[allow(clippy::large_enum_variant)]
 enum Next {
-    Request {
-        spans: HeadSpans,
-        framing: RequestFraming,
-        len: usize,
-    },
+    Request { spans: HeadSpans, framing: RequestFraming, len: usize },
     Partial,
     Error(ParseError),
 }
@@ -99,12 +96,20 @@ pub(crate) async fn serve<H: Handler>(stream: TcpStream, handler: Rc<H>, admitte
         wpos: 0,
     };
     let started = Instant::now();
-    let sleep = pin!(tokio::time::sleep_until(
-        started + conn.worker.config.header_read_timeout
-    ));
-    let linger = conn.run(sleep, started).await;
-    if let Ok(sleep) = linger {
-        conn.linger(sleep).await;
+    let mut sleep =
+        pin!(tokio::time::sleep_until(started + conn.worker.config.header_read_timeout));
+    match conn.run(&mut sleep, started).await {
+        // The last response said `Connection: close`.
+        Ok(()) => {
+            if conn.flush(&mut sleep).await.is_ok() {
+                conn.linger(&mut sleep).await;
+            }
+        }
+        // Cut short (a timeout, a failed response body, shutdown): send what is queued.
+        Err(Close::Done) => {
+            let _ = conn.flush(&mut sleep).await;
+        }
+        Err(Close::Io) => {}
     }
     conn.release_buffers();
     drop(admitted);
@@ -122,68 +127,42 @@ struct Conn<H> {
 
 impl<H: Handler> Conn<H> {
     /// The request loop. `Ok` carries the timer back for a lingering close after an orderly end.
-    async fn run<'s>(
-        &mut self,
-        mut sleep: Pin<&'s mut Sleep>,
-        accepted: Instant,
-    ) -> Result<Pin<&'s mut Sleep>, ()> {
+    async fn run(&mut self, sleep: &mut Pin<&mut Sleep>, accepted: Instant) -> Result<(), Close> {
         // The first head is timed from the accept; later ones from their first bytes.
         let mut head_started = Some(accepted);
         let mut first = true;
         loop {
             let (spans, framing, len) = match self.parse_next() {
-                Next::Request {
-                    spans,
-                    framing,
-                    len,
-                } => (spans, framing, len),
+                Next::Request { spans, framing, len } => (spans, framing, len),
                 Next::Error(e) => {
-                    let res = Response::with_status(
-                        StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
-                        e.reason(),
-                    );
-                    return match self.respond(res, false, false, &mut sleep).await {
-                        Ok(()) => Ok(sleep),
-                        Err(_) => Err(()),
-                    };
+                    let status =
+                        StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+                    let res = Response::with_status(status, e.reason());
+                    return self.respond(res, false, false, sleep).await;
                 }
                 Next::Partial => {
                     let partial = !self.io.rbuf.borrow().is_empty();
-                    if partial || first {
+                    let deadline = if partial || first {
                         // Slowloris defence: the whole head within header_read_timeout.
                         let since = *head_started.get_or_insert_with(Instant::now);
-                        let deadline = since + self.worker.config.header_read_timeout;
-                        if self
-                            .wait_readable(&mut sleep, deadline, partial)
-                            .await
-                            .is_err()
-                        {
-                            return Err(());
-                        }
+                        since + self.worker.config.header_read_timeout
                     } else {
-                        let deadline = Instant::now() + self.worker.config.keep_alive_timeout;
-                        if self
-                            .wait_readable(&mut sleep, deadline, false)
-                            .await
-                            .is_err()
-                        {
-                            return Err(());
-                        }
+                        Instant::now() + self.worker.config.keep_alive_timeout
+                    };
+                    self.wait_readable(sleep, deadline, partial).await?;
+                    if !self.read()? {
+                        // End of stream: between requests the client is done; inside a head
+                        // there is nobody left to answer.
+                        return Err(Close::Io);
                     }
-                    match self.read().await {
-                        Ok(true) => continue,
-                        // End of stream between requests: the client is done.
-                        Ok(false) | Err(_) => return Err(()),
-                    }
+                    continue;
                 }
             };
             first = false;
             head_started = None;
             let head = self.io.rbuf.borrow_mut().split_to(len).freeze();
-            match self.dispatch(head, spans, framing, &mut sleep).await {
-                Ok(true) => {}
-                Ok(false) => return Ok(sleep),
-                Err(_) => return Err(()),
+            if !self.dispatch(head, spans, framing, sleep).await? {
+                return Ok(());
             }
         }
     }
@@ -249,10 +228,7 @@ impl<H: Handler> Conn<H> {
             Outcome::Panicked => (internal_error(), false),
             Outcome::BodyTimedOut => {
                 self.io.fail_body(BodyErrorKind::TimedOut);
-                (
-                    Response::with_status(StatusCode::REQUEST_TIMEOUT, "body too slow"),
-                    false,
-                )
+                (Response::with_status(StatusCode::REQUEST_TIMEOUT, "body too slow"), false)
             }
         };
         if self.io.body_error().is_some() || self.worker.draining() {
@@ -264,9 +240,7 @@ impl<H: Handler> Conn<H> {
             keep_alive = !self.io.continue_unsent() && self.drain(sleep).await;
         }
         self.io.end_body();
-        let keep_alive_header = keep_alive && version == Version::Http10;
-        self.respond_inner(res, is_head, version, keep_alive, keep_alive_header, sleep)
-            .await?;
+        self.respond_inner(res, is_head, version, keep_alive, sleep).await?;
         if !keep_alive {
             self.flush(sleep).await?;
             return Ok(false);
@@ -304,11 +278,7 @@ impl<H: Handler> Conn<H> {
     /// Reads and discards the rest of the body, up to `max_drain_bytes`. True on success.
     async fn drain(&mut self, sleep: &mut Pin<&mut Sleep>) -> bool {
         let config = self.worker.config;
-        if self
-            .io
-            .body_remaining()
-            .is_some_and(|n| n > config.max_drain_bytes)
-        {
+        if self.io.body_remaining().is_some_and(|n| n > config.max_drain_bytes) {
             return false;
         }
         let io = self.io.clone();
@@ -348,8 +318,7 @@ impl<H: Handler> Conn<H> {
         keep_alive: bool,
         sleep: &mut Pin<&mut Sleep>,
     ) -> Result<(), Close> {
-        self.respond_inner(res, is_head, Version::Http11, keep_alive, false, sleep)
-            .await?;
+        self.respond_inner(res, is_head, Version::Http11, keep_alive, sleep).await?;
         self.flush(sleep).await
     }
 
@@ -359,57 +328,72 @@ impl<H: Handler> Conn<H> {
         res: Response,
         is_head: bool,
         version: Version,
-        mut keep_alive: bool,
-        keep_alive_header: bool,
+        keep_alive: bool,
         sleep: &mut Pin<&mut Sleep>,
     ) -> Result<(), Close> {
         let (status, headers, mut body) = res.into_parts();
-        // RFC 9110 §6.4.1: 1xx, 204 and 304 responses have no content; HEAD gets the headers
-        // the GET would have had, without the content (§9.3.2).
-        let bodiless_status = status.is_informational()
-            || status == StatusCode::NO_CONTENT
-            || status == StatusCode::NOT_MODIFIED;
-        let framing = if status.is_informational() || status == StatusCode::NO_CONTENT {
-            Framing::None
-        } else {
-            match body.size_hint() {
-                Some(n) => Framing::Length(n),
-                None if version == Version::Http11 => Framing::Chunked,
-                // An HTTP/1.0 client knows no chunked coding: the body ends with the connection.
-                None => {
-                    keep_alive = false;
-                    Framing::Close
-                }
-            }
+        let code = status.as_u16();
+        if self.wbuf.capacity() == 0 {
+            self.wbuf = self.worker.buffers.take_write();
+        }
+        // RFC 9110 §6.4.1: 1xx, 204 and 304 responses have no content; HEAD gets the header
+        // fields a GET would have had, Content-Length included, without the content (§9.3.2).
+        let bodiless = status.is_informational() || code == 204 || code == 304;
+        let length = match body.size_hint() {
+            _ if status.is_informational() || code == 204 => BodyLength::Length(0),
+            Some(n) => BodyLength::Length(n),
+            None if version == Version::Http11 => BodyLength::Chunked,
+            // An HTTP/1.0 client knows no chunked coding: the body ends with the connection.
+            None => BodyLength::CloseDelimited,
         };
-        let framing = if status == StatusCode::NOT_MODIFIED {
-            Framing::None
-        } else {
-            framing
-        };
-        let connection = if !keep_alive {
-            ConnectionHeader::Close
-        } else if keep_alive_header {
-            ConnectionHeader::KeepAlive
-        } else {
-            ConnectionHeader::None
-        };
-        encode::encode_head(&mut self.wbuf, status, &headers, framing, connection);
+        let date = self.date();
+        let encoded = with_fields(&headers, |fields| {
+            let head = ResponseHead {
+                status: code,
+                request_version: version,
+                headers: fields,
+                close: !keep_alive,
+                date: Some(&date),
+                server: None,
+            };
+            encode_head(&head, length, &mut self.wbuf)
+        });
         drop(headers);
-        if is_head || bodiless_status {
+        if encoded.is_err() {
+            // The handler built a response that cannot be sent (a bad status, or content on a
+            // 1xx/204): answer 500 instead, and close.
+            let head = ResponseHead {
+                request_version: version,
+                close: true,
+                date: Some(&date),
+                ..ResponseHead::new(500, &[])
+            };
+            let _ = encode_head(&head, BodyLength::Length(0), &mut self.wbuf);
+            return Err(Close::Done);
+        }
+        if is_head || bodiless {
             return Ok(());
         }
-        self.write_body(&mut body, framing, sleep).await
+        self.write_body(&mut body, length, sleep).await?;
+        if length == BodyLength::CloseDelimited {
+            return Err(Close::Done);
+        }
+        Ok(())
+    }
+
+    /// The Date for the next response, from the thread's per-second cache.
+    fn date(&self) -> crate::date::ImfFixdate {
+        crate::date::now()
     }
 
     async fn write_body(
         &mut self,
         body: &mut Body,
-        framing: Framing,
+        length: BodyLength,
         sleep: &mut Pin<&mut Sleep>,
     ) -> Result<(), Close> {
-        let mut left = match framing {
-            Framing::Length(n) => n,
+        let mut left = match length {
+            BodyLength::Length(n) => n,
             _ => u64::MAX,
         };
         loop {
@@ -423,25 +407,38 @@ impl<H: Handler> Conn<H> {
             if chunk.is_empty() {
                 continue;
             }
-            if framing == Framing::Chunked {
-                encode::encode_chunk(&mut self.wbuf, &chunk);
-            } else {
+            let chunked = length == BodyLength::Chunked;
+            if !chunked {
                 // A body longer than its declared length would corrupt the framing.
                 left = left.checked_sub(chunk.len() as u64).ok_or(Close::Done)?;
-                if chunk.len() >= COPY_MAX {
-                    self.flush(sleep).await?;
-                    self.write_all(&chunk, sleep).await?;
-                    continue;
+            }
+            if chunk.len() >= COPY_MAX {
+                // Large chunks go out from their own buffer, not copied.
+                if chunked {
+                    encode_chunk_head(chunk.len() as u64, &mut self.wbuf);
                 }
+                self.flush(sleep).await?;
+                self.write_all(&chunk, sleep).await?;
+                if chunked {
+                    self.wbuf.extend_from_slice(CRLF);
+                }
+                continue;
+            }
+            if chunked {
+                encode_chunk(&chunk, &mut self.wbuf);
+            } else {
                 self.wbuf.extend_from_slice(&chunk);
             }
             if self.wbuf.len() >= FLUSH_AT {
                 self.flush(sleep).await?;
             }
         }
-        match framing {
-            Framing::Chunked => encode::encode_last_chunk(&mut self.wbuf),
-            Framing::Length(_) if left != 0 => return Err(Close::Done),
+        match length {
+            BodyLength::Chunked => {
+                // No trailers: cannot fail.
+                let _ = encode_last_chunk(&[], &mut self.wbuf);
+            }
+            BodyLength::Length(_) if left != 0 => return Err(Close::Done),
             _ => {}
         }
         Ok(())
@@ -494,7 +491,7 @@ impl<H: Handler> Conn<H> {
     }
 
     /// Reads what the socket has. `Ok(false)` at end of stream.
-    async fn read(&mut self) -> Result<bool, Close> {
+    fn read(&mut self) -> Result<bool, Close> {
         let mut buf = self.io.rbuf.borrow_mut();
         if buf.capacity() == 0 {
             *buf = self.worker.buffers.take();
@@ -517,18 +514,14 @@ impl<H: Handler> Conn<H> {
             self.worker.buffers.put(std::mem::take(&mut *rbuf));
         }
         if self.wpos >= self.wbuf.len() && self.wbuf.capacity() != 0 {
-            // The write buffer is a plain Vec; it is pooled as the Vec inside a BytesMut.
-            let wbuf = std::mem::take(&mut self.wbuf);
             self.wpos = 0;
-            self.worker
-                .buffers
-                .put(bytes::BytesMut::from(Bytes::from(wbuf)));
+            self.worker.buffers.put_write(std::mem::take(&mut self.wbuf));
         }
     }
 
     /// Lingering close (as nginx's `lingering_close`): stop sending, then read and drop what
     /// the client still sends for a moment, so our last response is not destroyed by a reset.
-    async fn linger(&mut self, mut sleep: Pin<&mut Sleep>) {
+    async fn linger(&mut self, sleep: &mut Pin<&mut Sleep>) {
         let sock = socket2::SockRef::from(&self.io.stream);
         if sock.shutdown(std::net::Shutdown::Write).is_err() {
             return;
@@ -560,11 +553,9 @@ impl<H: Handler> Conn<H> {
 fn next_of(buf: &[u8], parsed: Result<Status<RequestHead<'_, '_>>, ParseError>) -> Next {
     match parsed {
         Ok(Status::Complete(head)) => match request_framing(&head) {
-            Ok(framing) => Next::Request {
-                spans: HeadSpans::from_head(buf, &head),
-                framing,
-                len: head.len,
-            },
+            Ok(framing) => {
+                Next::Request { spans: HeadSpans::from_head(buf, &head), framing, len: head.len }
+            }
             Err(e) => Next::Error(e),
         },
         Ok(Status::Partial) => Next::Partial,
@@ -629,4 +620,28 @@ async fn write_from(
 
 fn internal_error() -> Response {
     Response::with_status(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+}
+
+/// Most responses carry a few fields; this many are borrowed on the stack for the encoder.
+const STACK_FIELDS: usize = 16;
+
+/// Calls `f` with the response's fields as the encoder takes them, leaving out framing fields
+/// (the server owns framing: Content-Length and Transfer-Encoding follow from the body).
+fn with_fields<R>(headers: &HeaderList, f: impl FnOnce(&[(&str, &[u8])]) -> R) -> R {
+    let framing = |name: &http::HeaderName| {
+        name == http::header::CONTENT_LENGTH || name == http::header::TRANSFER_ENCODING
+    };
+    let fields =
+        || headers.iter().filter(|(n, _)| !framing(n)).map(|(n, v)| (n.as_str(), v.as_bytes()));
+    let mut stack: [(&str, &[u8]); STACK_FIELDS] = [("", b""); STACK_FIELDS];
+    let mut n = 0;
+    for field in fields() {
+        if n == STACK_FIELDS {
+            let heap: Vec<(&str, &[u8])> = fields().collect();
+            return f(&heap);
+        }
+        stack[n] = field;
+        n += 1;
+    }
+    f(&stack[..n])
 }

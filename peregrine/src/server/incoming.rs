@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 
 use super::limits::Config;
 use crate::body::{BodyError, BodyErrorKind};
+use crate::http1::chunked::{ChunkedDecoder, ChunkedError};
 use crate::http1::framing::BodyLength;
 
 /// Spare room the read buffer must have before a read; less and it is reserved (reclaiming
@@ -56,6 +57,7 @@ struct BodyState {
 enum Framing {
     Done,
     Length(u64),
+    Chunked(ChunkedDecoder),
 }
 
 impl ConnIo {
@@ -113,17 +115,16 @@ impl ConnIo {
         st.framing = match length {
             BodyLength::Length(0) => Framing::Done,
             BodyLength::Length(n) => Framing::Length(n),
-            BodyLength::Chunked | BodyLength::CloseDelimited => Framing::Done,
+            BodyLength::Chunked => Framing::Chunked(ChunkedDecoder::new()),
+            // Never for a request (RFC 9112 §6.3); the connection refuses it before this.
+            BodyLength::CloseDelimited => Framing::Done,
         };
         if matches!(st.framing, Framing::Done) {
             st.cont = None;
             return None;
         }
         st.cont = expect_continue.then_some(0);
-        Some(Incoming {
-            io: self.clone(),
-            seq: st.seq,
-        })
+        Some(Incoming { io: self.clone(), seq: st.seq })
     }
 
     /// A handle on the current body, unless it is finished.
@@ -131,10 +132,7 @@ impl ConnIo {
         let st = self.body.borrow();
         match st.framing {
             Framing::Done => None,
-            _ => Some(Incoming {
-                io: self.clone(),
-                seq: st.seq,
-            }),
+            _ => Some(Incoming { io: self.clone(), seq: st.seq }),
         }
     }
 
@@ -166,6 +164,7 @@ impl ConnIo {
         match self.body.borrow().framing {
             Framing::Done => Some(0),
             Framing::Length(n) => Some(n),
+            Framing::Chunked(_) => None,
         }
     }
 
@@ -205,19 +204,40 @@ impl ConnIo {
             }
         }
         loop {
-            let chunk = match st.framing {
+            let chunk = match &mut st.framing {
                 Framing::Done => return Poll::Ready(None),
                 Framing::Length(left) if !buf.is_empty() => {
-                    let n = left.min(buf.len() as u64);
-                    let rest = left - n;
-                    st.framing = if rest == 0 {
-                        Framing::Done
-                    } else {
-                        Framing::Length(rest)
-                    };
+                    let n = (*left).min(buf.len() as u64);
+                    let rest = *left - n;
+                    st.framing = if rest == 0 { Framing::Done } else { Framing::Length(rest) };
                     buf.split_to(n as usize).freeze()
                 }
-                Framing::Length(_) => match self.poll_fill(&mut buf, cx) {
+                Framing::Chunked(decoder) if !buf.is_empty() => {
+                    let decoded = match decoder.decode(&buf) {
+                        Ok(decoded) => decoded,
+                        Err(e) => {
+                            let kind = chunked_error_kind(e);
+                            return Poll::Ready(Some(Err(self.fail(&mut st, kind))));
+                        }
+                    };
+                    if decoded.consumed == 0 && decoded.data.is_empty() && !decoded.done {
+                        // The decoder always makes progress on non-empty input; never spin.
+                        let e = self.fail(&mut st, BodyErrorKind::Invalid);
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                    if decoded.done {
+                        st.framing = Framing::Done;
+                    }
+                    let consumed = decoded.consumed.min(buf.len());
+                    let taken = buf.split_to(consumed);
+                    if decoded.data.is_empty() {
+                        // Framing bytes only (a size line, a CRLF, trailers): go on.
+                        continue;
+                    }
+                    // Zero-copy: the chunk shares the read buffer.
+                    taken.freeze().slice(decoded.data)
+                }
+                Framing::Length(_) | Framing::Chunked(_) => match self.poll_fill(&mut buf, cx) {
                     Poll::Pending => {
                         st.waiting = true;
                         if st.started.is_none() {
@@ -226,15 +246,13 @@ impl ConnIo {
                         return Poll::Pending;
                     }
                     Poll::Ready(Ok(0)) => {
-                        return Poll::Ready(Some(Err(
-                            self.fail(&mut st, BodyErrorKind::Incomplete)
-                        )));
+                        let e = self.fail(&mut st, BodyErrorKind::Incomplete);
+                        return Poll::Ready(Some(Err(e)));
                     }
                     Poll::Ready(Ok(_)) => continue,
                     Poll::Ready(Err(e)) => {
-                        return Poll::Ready(Some(Err(
-                            self.fail(&mut st, BodyErrorKind::Io(e.kind()))
-                        )));
+                        let e = self.fail(&mut st, BodyErrorKind::Io(e.kind()));
+                        return Poll::Ready(Some(Err(e)));
                     }
                 },
             };
@@ -299,5 +317,14 @@ impl Incoming {
             return Some(0);
         }
         self.io.body_remaining()
+    }
+}
+
+/// A chunked-framing error as a body error: the limits (413, 431) read as "too large",
+/// grammar errors as invalid (400).
+fn chunked_error_kind(e: ChunkedError) -> BodyErrorKind {
+    match e.status() {
+        413 | 431 => BodyErrorKind::TooLarge,
+        _ => BodyErrorKind::Invalid,
     }
 }

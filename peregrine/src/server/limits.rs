@@ -109,36 +109,21 @@ mod tests {
     fn body_rate_allowance() {
         let config = Config::default();
         let cases = [
-            Case {
-                received: 0,
-                expect: Duration::from_secs(5),
-            },
-            Case {
-                received: 240,
-                expect: Duration::from_secs(6),
-            },
-            Case {
-                received: 2400,
-                expect: Duration::from_secs(15),
-            },
+            Case { received: 0, expect: Duration::from_secs(5) },
+            Case { received: 240, expect: Duration::from_secs(6) },
+            Case { received: 2400, expect: Duration::from_secs(15) },
         ];
         for case in cases {
             assert_eq!(config.body_rate_allowance(case.received), Some(case.expect));
         }
-        let off = Config {
-            min_body_rate: 0,
-            ..Config::default()
-        };
+        let off = Config { min_body_rate: 0, ..Config::default() };
         assert_eq!(off.body_rate_allowance(1), None);
     }
 
     #[test]
     fn parser_limits_cap_head_at_u16() {
         let config = Config {
-            head: http1::Limits {
-                max_head_bytes: 1 << 20,
-                ..Default::default()
-            },
+            head: http1::Limits { max_head_bytes: 1 << 20, ..Default::default() },
             ..Config::default()
         };
         assert_eq!(config.parser_limits().max_head_bytes, 65_535);

@@ -19,7 +19,6 @@
 
 mod buffers;
 mod conn;
-mod encode_shim;
 pub(crate) mod incoming;
 mod limits;
 mod runtime;
@@ -116,10 +115,7 @@ impl Server {
             return Err(e);
         }
         if self.addrs.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "no address to bind",
-            ));
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "no address to bind"));
         }
         let (listeners, addrs) = runtime::bind_all(&self.addrs, self.workers)?;
         let shutdown = Arc::new(ShutdownSignal::default());
@@ -142,11 +138,7 @@ impl Server {
                 }
             }
         }
-        Ok(ServerHandle {
-            addrs,
-            shutdown,
-            threads,
-        })
+        Ok(ServerHandle { addrs, shutdown, threads })
     }
 
     /// Starts the server and blocks until SIGINT or SIGTERM, then shuts down gracefully.
@@ -155,9 +147,7 @@ impl Server {
     /// As [`Server::spawn`], or when the signal handlers cannot be installed.
     pub fn run<H: Handler>(self, handler: H) -> io::Result<()> {
         let handle = self.spawn(handler)?;
-        let signals = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let signals = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         signals.block_on(async {
             use tokio::signal::unix::{SignalKind, signal};
             let mut interrupt = signal(SignalKind::interrupt())?;

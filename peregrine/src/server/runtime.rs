@@ -152,45 +152,40 @@ pub(crate) fn spawn_worker<H: Handler>(
     open: Arc<AtomicUsize>,
     shutdown: Arc<ShutdownSignal>,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    std::thread::Builder::new()
-        .name(format!("peregrine-{index}"))
-        .spawn(move || {
-            let worker = Rc::new(Worker {
-                config,
-                buffers: BufPool::default(),
-                open,
-                active: Cell::new(0),
-                draining: Cell::new(false),
-                drain_notify: Notify::new(),
-                idle_notify: Notify::new(),
-            });
-            let handler = Rc::new(handler);
-            let local = LocalSet::new();
-            local.block_on(&runtime, async move {
-                for listener in listeners {
-                    match TcpListener::from_std(listener) {
-                        Ok(listener) => {
-                            tokio::task::spawn_local(accept_loop(
-                                listener,
-                                handler.clone(),
-                                worker.clone(),
-                            ));
-                        }
-                        Err(e) => tracing::error!("peregrine: cannot register listener: {e}"),
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
+        let worker = Rc::new(Worker {
+            config,
+            buffers: BufPool::default(),
+            open,
+            active: Cell::new(0),
+            draining: Cell::new(false),
+            drain_notify: Notify::new(),
+            idle_notify: Notify::new(),
+        });
+        let handler = Rc::new(handler);
+        let local = LocalSet::new();
+        local.block_on(&runtime, async move {
+            for listener in listeners {
+                match TcpListener::from_std(listener) {
+                    Ok(listener) => {
+                        tokio::task::spawn_local(accept_loop(
+                            listener,
+                            handler.clone(),
+                            worker.clone(),
+                        ));
                     }
+                    Err(e) => tracing::error!("peregrine: cannot register listener: {e}"),
                 }
-                shutdown.wait().await;
-                worker.begin_drain();
-                // In-flight requests finish; connections close as they become idle.
-                let _ =
-                    tokio::time::timeout(worker.config.shutdown_timeout, worker.all_closed()).await;
-            });
-            // Dropping the LocalSet and the runtime drops any connection still open past the
-            // deadline, closing its socket.
-        })
+            }
+            shutdown.wait().await;
+            worker.begin_drain();
+            // In-flight requests finish; connections close as they become idle.
+            let _ = tokio::time::timeout(worker.config.shutdown_timeout, worker.all_closed()).await;
+        });
+        // Dropping the LocalSet and the runtime drops any connection still open past the
+        // deadline, closing its socket.
+    })
 }
 
 /// How long to pause accepting after an error that more accepting cannot fix right away.
@@ -261,35 +256,15 @@ mod tests {
             expect: bool,
         }
         let cases = [
-            Case {
-                errno: libc::EMFILE,
-                expect: true,
-            },
-            Case {
-                errno: libc::ENFILE,
-                expect: true,
-            },
-            Case {
-                errno: libc::ECONNABORTED,
-                expect: false,
-            },
-            Case {
-                errno: libc::EINTR,
-                expect: false,
-            },
-            Case {
-                errno: libc::EINVAL,
-                expect: true,
-            },
+            Case { errno: libc::EMFILE, expect: true },
+            Case { errno: libc::ENFILE, expect: true },
+            Case { errno: libc::ECONNABORTED, expect: false },
+            Case { errno: libc::EINTR, expect: false },
+            Case { errno: libc::EINVAL, expect: true },
         ];
         for case in cases {
             let e = io::Error::from_raw_os_error(case.errno);
-            assert_eq!(
-                accept_backoff(&e).is_some(),
-                case.expect,
-                "errno {}",
-                case.errno
-            );
+            assert_eq!(accept_backoff(&e).is_some(), case.expect, "errno {}", case.errno);
         }
     }
 
