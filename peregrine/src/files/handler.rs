@@ -6,12 +6,7 @@ use std::task::Poll;
 use http::StatusCode;
 
 use super::{FileBody, FileReply, FileRequest, ServeDir};
-use crate::body::BodyErrorKind;
-use crate::{Body, BodyError, Handler, IntoResponse, Request, Response};
-
-/// Bytes read from a file per chunk of a streamed body: memory per response stays at one
-/// chunk whatever the file size.
-const CHUNK: usize = 64 * 1024;
+use crate::{Body, Handler, IntoResponse, Request, Response};
 
 /// The request fields the decision reads, in [`FileRequest`] order after `method` and `path`.
 const FIELDS: [&str; 7] = [
@@ -100,8 +95,9 @@ impl ServeDir {
 }
 
 impl IntoResponse for FileReply {
-    /// Headers as decided; the body streamed from the file in chunks of 64 KiB and framed with
-    /// `Content-Length` (for HEAD the length alone, RFC 9110 §9.3.2).
+    /// Headers as decided; the body framed with `Content-Length` (for HEAD the length alone,
+    /// RFC 9110 §9.3.2) and, for a file, sent by the server with `sendfile(2)` on Linux or in
+    /// 64 KiB chunks elsewhere: never read whole into memory.
     fn into_response(self) -> Response {
         let status =
             StatusCode::from_u16(self.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -110,15 +106,10 @@ impl IntoResponse for FileReply {
         self.for_each_header(|name, value| res.headers_mut().append(name, value.clone()));
         *res.body_mut() = match self.into_body() {
             FileBody::Bytes(b) => Body::from(b),
-            FileBody::File(mut span) => Body::from_poll_fn_sized(span.remaining(), move |_cx| {
-                // A positioned read of at most one chunk: blocking, and brief on a local disk.
-                Poll::Ready(match span.read_chunk(CHUNK) {
-                    Ok(chunk) => chunk.map(Ok),
-                    Err(e) => Some(Err(BodyError::new(BodyErrorKind::Io(e.kind())))),
-                })
-            }),
-            // HEAD: the length a GET would send, and nothing to send (the server never polls
-            // a HEAD response's body).
+            // Sent with sendfile(2) on Linux, in 64 KiB chunks elsewhere.
+            FileBody::File(span) => Body::from(span),
+            // HEAD and 304: the length a 200 would have, and nothing to send (the server never
+            // polls the body of either).
             FileBody::Empty => match len {
                 Some(n) if n > 0 => Body::from_poll_fn_sized(n, |_cx| Poll::Ready(None)),
                 _ => Body::empty(),

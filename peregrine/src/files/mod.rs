@@ -365,8 +365,10 @@ impl ServeDir {
             Precondition::Proceed => {}
             Precondition::NotModified => {
                 // RFC 9110 §15.4.5: a 304 carries the validators, Cache-Control and Vary a 200
-                // would, and no content headers.
+                // would, and no content. §8.6: its Content-Length, if any, must be the 200's,
+                // which is what the length reported here is.
                 r.status = 304;
+                r.content_length = Some(len);
                 return r;
             }
             Precondition::Failed => {

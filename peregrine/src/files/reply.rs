@@ -68,8 +68,29 @@ pub struct FileSpan {
 }
 
 impl FileSpan {
-    pub(crate) fn new(file: Arc<File>, offset: u64, len: u64) -> FileSpan {
+    /// The `len` bytes of `file` from `offset` on. The file should hold them: if it is
+    /// shorter when read, the body fails (and the server closes the connection).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::Arc;
+    /// use peregrine::{Body, files::FileSpan};
+    /// let path = std::env::temp_dir().join(format!("peregrine-span-{}", std::process::id()));
+    /// std::fs::write(&path, b"0123456789")?;
+    /// let span = FileSpan::new(Arc::new(std::fs::File::open(&path)?), 2, 5);
+    /// assert_eq!(Body::from(span).size_hint(), Some(5));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn new(file: Arc<File>, offset: u64, len: u64) -> FileSpan {
         FileSpan { file, offset, remaining: len }
+    }
+
+    /// Marks `n` bytes as sent by other means (the server's `sendfile(2)`).
+    pub(crate) fn advance(&mut self, n: u64) {
+        let n = n.min(self.remaining);
+        self.offset += n;
+        self.remaining -= n;
     }
 
     /// Bytes not yet read.
@@ -189,8 +210,8 @@ impl FileReply {
     /// The length of the content this answer describes, for `Content-Length`.
     ///
     /// For HEAD it is the length a GET would send (RFC 9110 §9.3.2) while the body is empty.
-    /// `None` for 304, which must not carry a Content-Length other than the 200's
-    /// (RFC 9110 §8.6): the writer should send none.
+    /// For 304 likewise the length of the 200 (RFC 9110 §8.6: a 304 may carry Content-Length
+    /// only with that value). `None` when unknown.
     pub fn content_length(&self) -> Option<u64> {
         self.content_length
     }

@@ -392,6 +392,15 @@ impl<H: Handler> Conn<H> {
         length: BodyLength,
         sleep: &mut Pin<&mut Sleep>,
     ) -> Result<(), Close> {
+        // A file body of known length goes out with sendfile(2), skipping user space.
+        #[cfg(target_os = "linux")]
+        if let (BodyLength::Length(_), Some(span)) = (length, body.file_span_mut()) {
+            self.flush(sleep).await?;
+            let timeout = self.worker.config.write_timeout;
+            return super::sendfile::send_file(&self.io.stream, span, timeout)
+                .await
+                .map_err(|_| Close::Io);
+        }
         let mut left = match length {
             BodyLength::Length(n) => n,
             _ => u64::MAX,
