@@ -103,9 +103,7 @@ impl Body {
     where
         F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
     {
-        Body {
-            kind: Kind::SizedStream(len, Box::new(f)),
-        }
+        Body { kind: Kind::SizedStream(len, Box::new(f)) }
     }
 
     /// The file span of a file body, for the server's `sendfile(2)` path.
