@@ -90,7 +90,8 @@ pub use reply::{FileBody, FileReply, FileSpan};
 pub struct FileRequest<'a> {
     /// The request method; only GET and HEAD are served.
     pub method: Method,
-    /// The path beneath the root, still percent-encoded, without the query (e.g. `/a%20b.txt`).
+    /// The path beneath the root, still percent-encoded, without the query (e.g. `/a%20b.txt`;
+    /// the leading slash is optional, so a router's catch-all capture `a%20b.txt` works too).
     /// Anything from a `?` on is ignored.
     pub path: &'a [u8],
     /// `If-Match` (RFC 9110 §13.1.1).

@@ -222,6 +222,9 @@ mod tests {
             Case { input: b"/", expect: ok("", true, "") },
             Case { input: b"", expect: ok("", false, "") },
             Case { input: b"/a.txt", expect: ok("a.txt", false, "a.txt") },
+            // A router catch-all hands over the rest of the path without its leading slash.
+            Case { input: b"docs/a.txt", expect: ok("docs/a.txt", false, "a.txt") },
+            Case { input: b"docs/", expect: ok("docs", true, "docs") },
             Case { input: b"/dir/", expect: ok("dir", true, "dir") },
             Case { input: b"/a//b", expect: ok("a/b", false, "b") },
             Case { input: b"/b%20c", expect: ok("b c", false, "b%20c") },
