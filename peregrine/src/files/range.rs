@@ -170,4 +170,17 @@ mod tests {
             );
         }
     }
+
+    proptest::proptest! {
+        /// No input panics, and a part always lies inside the representation (RFC 9110 §14.1.2).
+        #[test]
+        fn parts_lie_inside(field in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..32),
+                            digits in "bytes=[0-9]{0,21}-[0-9]{0,21}", len in 0u64..5000) {
+            for f in [field.as_slice(), digits.as_bytes()] {
+                if let Partial { start, end } = evaluate(f, len) {
+                    proptest::prop_assert!(start <= end && end < len);
+                }
+            }
+        }
+    }
 }

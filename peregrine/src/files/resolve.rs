@@ -264,4 +264,30 @@ mod tests {
         }
         assert_eq!(decode(b"/.env", false), ok(".env", false, ".env"));
     }
+
+    proptest::proptest! {
+        /// Whatever the input, a decoded path has no dot-segment, NUL, backslash or absolute
+        /// start: joined to the root it cannot climb out.
+        #[test]
+        fn decoded_paths_stay_relative(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            if let Ok(p) = decode(&raw, true) {
+                proptest::prop_assert!(!p.rel.starts_with('/'));
+                // The empty path is the root itself.
+                for seg in p.rel.split('/').filter(|_| !p.rel.is_empty()) {
+                    proptest::prop_assert!(!seg.is_empty() && seg != "." && seg != "..");
+                    proptest::prop_assert!(!seg.contains(['\0', '\\']) && !seg.starts_with('.'));
+                }
+            }
+        }
+
+        /// Dot-segments survive any mix of literal and encoded dots and slashes as a 400.
+        #[test]
+        fn encoded_traversal_is_refused(parts in proptest::collection::vec(
+            proptest::sample::select(vec!["..", "%2e%2e", "%2E.", ".%2e", "%2F", "/", "a", "%2f"]), 1..8)) {
+            let raw = format!("/{}", parts.concat());
+            if let Ok(p) = decode(raw.as_bytes(), false) {
+                proptest::prop_assert!(p.rel.split('/').all(|s| s != ".." && s != "."), "{raw} -> {:?}", p.rel);
+            }
+        }
+    }
 }
