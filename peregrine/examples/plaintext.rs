@@ -1,0 +1,45 @@
+//! The TechEmpower plaintext test: `GET /plaintext` answers `Hello, World!` as text/plain,
+//! with Server and Date headers; anything else is 404.
+//!
+//! ```text
+//! cargo run --release --example plaintext -- --addr 127.0.0.1:8080 [--workers N]
+//! ```
+
+use http::StatusCode;
+use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
+use peregrine::{Body, Request, Response, Server};
+
+async fn plaintext(req: Request) -> Response {
+    if req.path() == "/plaintext" {
+        Response::new(Body::from_static(b"Hello, World!"))
+            .with_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"))
+            .with_header(SERVER, HeaderValue::from_static("peregrine"))
+    } else {
+        Response::with_status(StatusCode::NOT_FOUND, Body::empty())
+            .with_header(SERVER, HeaderValue::from_static("peregrine"))
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let mut addr = String::from("127.0.0.1:8080");
+    let mut workers = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--addr" => addr = args.next().expect("--addr needs a value"),
+            "--workers" => {
+                workers = Some(args.next().and_then(|n| n.parse().ok()).expect("--workers N"))
+            }
+            other => {
+                eprintln!("usage: plaintext [--addr HOST:PORT] [--workers N] (unknown: {other})");
+                std::process::exit(2);
+            }
+        }
+    }
+    let mut server = Server::bind(addr.as_str());
+    if let Some(n) = workers {
+        server = server.workers(n);
+    }
+    eprintln!("plaintext: listening on {addr}");
+    server.run(plaintext)
+}
