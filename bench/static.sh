@@ -9,9 +9,10 @@
 # alternated over ROUNDS rounds; medians are reported. Server CPU time per request is
 # (utime+stime from /proc/PID/stat, after - before) / requests completed.
 #
-# Usage: bench/static.sh            (from the workspace root)
+# Usage: bench/static.sh
 # Env:   DURATION=10 (s per run)  ROUNDS=3  CONNS=64  PORT_PEREGRINE=18081  PORT_NGINX=18082
-#        WARMUP=2 (s, once per server and file)  PEREGRINE=target/release/peregrine
+#        WARMUP=2 (s, once per server and file)  PEREGRINE=<binary>  PEREGRINE_PREBUILT=1 (skip
+#        the release build)
 # Every run is bounded in time, targets 127.0.0.1 only, and stops its servers by PID.
 set -euo pipefail
 
@@ -21,13 +22,15 @@ CONNS=${CONNS:-64}
 WARMUP=${WARMUP:-2}
 PORT_P=${PORT_PEREGRINE:-18081}
 PORT_N=${PORT_NGINX:-18082}
-PEREGRINE=${PEREGRINE:-target/release/peregrine}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PEREGRINE=${PEREGRINE:-$ROOT/target/release/peregrine}
 
-command -v wrk >/dev/null || { echo "wrk missing: apt-get install wrk" >&2; exit 1; }
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$NGINX" ] || { echo "nginx missing: apt-get install nginx" >&2; exit 1; }
+if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null || ! command -v curl >/dev/null; then
+    apt-get update && apt-get install -y wrk nginx curl
+fi
+NGINX=$(command -v nginx)
 if [ -z "${PEREGRINE_PREBUILT:-}" ]; then
-    cargo build --release -q -p peregrine-cli
+    (cd "$ROOT" && cargo build --release -q -p peregrine-cli)
 fi
 
 WORK=$(mktemp -d /tmp/peregrine-static-bench.XXXXXX)
@@ -43,8 +46,10 @@ head -c 1048576 /dev/urandom > "$WWW/large.bin"
 [ "$(stat -c %s "$WWW/small.html")" = 612 ] || { echo "small.html is not 612 bytes" >&2; exit 1; }
 
 cat > "$WORK/nginx/nginx.conf" <<EOF
+# One process does the work (no master), so its PID is the one measured.
 user root;
 worker_processes 1;
+master_process off;
 daemon off;
 pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/logs/error.log warn;
@@ -87,11 +92,9 @@ PIDS+=($!)
 P_PID=$!
 taskset -c 0 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" &
 PIDS+=($!)
-N_MASTER=$!
+N_PID=$!
 sleep 1
-N_PID=$(pgrep -P "$N_MASTER" | head -1)
-[ -n "$N_PID" ] || { echo "nginx worker not found" >&2; cat "$WORK/nginx/logs/error.log" >&2; exit 1; }
-taskset -p -c 0 "$N_PID" >/dev/null
+kill -0 "$N_PID" 2>/dev/null || { cat "$WORK/nginx/logs/error.log" >&2; exit 1; }
 grep -q Serving "$WORK/peregrine.out" || { cat "$WORK/peregrine.out" >&2; exit 1; }
 
 # Same bytes from both?
