@@ -2,7 +2,7 @@
 //! (RFC 9110 §8.8, §13).
 
 use std::fs::Metadata;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use http::HeaderValue;
 
@@ -51,7 +51,7 @@ impl Validators {
                 .unwrap_or(HeaderValue::from_static("\"\"")),
             last_modified,
             last_modified_value: last_modified
-                .and_then(|secs| HeaderValue::from_bytes(format_http_date(secs).as_bytes()).ok()),
+                .and_then(|secs| HeaderValue::from_str(format_http_date(secs).as_str()).ok()),
         }
     }
 }
@@ -67,18 +67,15 @@ fn inode(_meta: &Metadata) -> u64 {
 }
 
 /// Formats seconds since the epoch as an IMF-fixdate (always 29 bytes).
-pub(crate) fn format_http_date(secs: u64) -> Text<29> {
-    let mut t = Text::new();
-    let date = httpdate::HttpDate::from(UNIX_EPOCH + Duration::from_secs(secs));
-    let _ = std::fmt::Write::write_fmt(&mut t, format_args!("{date}"));
-    t
+pub(crate) fn format_http_date(secs: u64) -> crate::date::ImfFixdate {
+    crate::date::format_imf_fixdate(UNIX_EPOCH + Duration::from_secs(secs))
 }
 
-/// Parses an HTTP-date in any of the three forms a recipient must accept (RFC 9110 §5.6.7).
+/// Parses an HTTP-date in any of the three forms a recipient must accept (RFC 9110 §5.6.7),
+/// as whole seconds since the epoch.
 fn parse_http_date(value: &[u8]) -> Option<u64> {
-    let s = std::str::from_utf8(value).ok()?;
-    let t = httpdate::parse_http_date(s.trim_matches([' ', '\t'])).ok()?;
-    t.duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_secs())
+    let t = crate::date::parse_http_date(trim_ows(value))?;
+    t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
 }
 
 /// What the preconditions say about a GET or HEAD request.
@@ -243,7 +240,7 @@ mod tests {
 
     #[test]
     fn date_round_trip_rfc9110_5_6_7() {
-        assert_eq!(format_http_date(LM).as_bytes(), LM_TEXT);
+        assert_eq!(format_http_date(LM).as_str().as_bytes(), LM_TEXT);
         assert_eq!(parse_http_date(LM_TEXT), Some(LM));
         // The obsolete forms must be accepted too.
         assert_eq!(parse_http_date(b"Sunday, 06-Nov-94 08:49:37 GMT"), Some(LM));
