@@ -392,6 +392,17 @@ fn startup_errors_exit_2_with_one_line() {
         }
     }
     drop(busy);
+
+    // A second `peregrine serve` on a port the first one holds (both SO_REUSEPORT) must fail
+    // too, not share the port.
+    let first = Served::start(&t.www, &["--quiet"]);
+    let out = Command::new(BIN)
+        .args(["serve", &t.www.display().to_string(), "--addr", &first.addr.to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("address already in use"), "{err}");
 }
 
 #[test]
