@@ -20,6 +20,7 @@
 
 mod body;
 pub mod date;
+pub mod files;
 mod handler;
 pub mod http1;
 mod method;
