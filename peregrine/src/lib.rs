@@ -35,3 +35,8 @@ pub use method::{Method, STANDARD_METHODS};
 pub use request::{Headers, INLINE_HEADERS, Request};
 pub use response::{HeaderList, IntoResponse, Response};
 pub use server::{Server, ServerHandle};
+
+// The README's Rust examples are compiled (and the runnable ones run) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
