@@ -69,7 +69,7 @@ fn response_path_allocates_nothing_in_steady_state() {
     let body = b"5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nX-Sum: 1\r\n\r\n";
 
     let mut out = Vec::with_capacity(4096);
-    let mut run = |out: &mut Vec<u8>| {
+    let run = |out: &mut Vec<u8>| {
         out.clear();
         let framing = request_framing(&req).unwrap();
         assert_eq!(framing.body, BodyLength::Chunked);
