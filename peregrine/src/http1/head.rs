@@ -137,6 +137,12 @@ impl Default for KnownHeaders {
 }
 
 impl KnownHeaders {
+    /// No header identified (the same as `default()`, usable in constants).
+    pub const EMPTY: KnownHeaders = KnownHeaders {
+        first: [u16::MAX; KNOWN_HEADERS],
+        count: [0; KNOWN_HEADERS],
+    };
+
     /// Records that header `index` has kind `id`.
     #[inline]
     pub fn record(&mut self, id: HeaderId, index: usize) {
