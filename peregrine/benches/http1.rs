@@ -344,7 +344,7 @@ fn bench_methods(c: &mut Criterion<CpuTime>) {
 
 fn configure(g: &mut BenchmarkGroup<'_, CpuTime>) {
     g.warm_up_time(Duration::from_secs(1));
-    g.measurement_time(Duration::from_millis(2500));
+    g.measurement_time(Duration::from_secs(2));
     g.sample_size(60);
 }
 
@@ -397,6 +397,7 @@ fn main() {
     let since = SystemTime::now() - Duration::from_secs(1);
     let mut c = Criterion::default()
         .with_measurement(CpuTime)
+        .without_plots()
         .configure_from_args();
     bench_heads(&mut c);
     bench_content_length(&mut c);
