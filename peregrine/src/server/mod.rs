@@ -23,6 +23,7 @@ pub(crate) mod incoming;
 mod limits;
 mod runtime;
 mod shutdown;
+mod slots;
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};

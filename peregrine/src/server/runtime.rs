@@ -20,6 +20,7 @@ use super::buffers::BufPool;
 use super::conn;
 use super::limits::Config;
 use super::shutdown::ShutdownSignal;
+use super::slots::Service;
 use crate::handler::Handler;
 
 /// Pending connections per listener (the kernel caps it at `net.core.somaxconn`).
@@ -163,7 +164,7 @@ pub(crate) fn spawn_worker<H: Handler>(
             drain_notify: Notify::new(),
             idle_notify: Notify::new(),
         });
-        let handler = Rc::new(handler);
+        let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();
         local.block_on(&runtime, async move {
             for listener in listeners {
@@ -208,7 +209,11 @@ fn accept_backoff(e: &io::Error) -> Option<Duration> {
 const REFUSED: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
-async fn accept_loop<H: Handler>(listener: TcpListener, handler: Rc<H>, worker: Rc<Worker>) {
+async fn accept_loop<H: Handler>(
+    listener: TcpListener,
+    handler: Rc<Service<H>>,
+    worker: Rc<Worker>,
+) {
     loop {
         let accepted = tokio::select! {
             biased;
