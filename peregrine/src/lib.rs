@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod ascii;
 mod body;
 pub mod date;
 pub mod files;

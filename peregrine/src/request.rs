@@ -182,7 +182,7 @@ impl Request {
     fn text(&self, span: Span) -> &str {
         // The parser validated these spans as ASCII (method token, target, field names), and
         // `from_http` writes them from `str`s; an invalid span would read as empty, not panic.
-        self.head.get(span.range()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or("")
+        self.head.get(span.range()).and_then(crate::ascii::as_str).unwrap_or("")
     }
 
     fn bytes(&self, span: Span) -> &[u8] {

@@ -25,6 +25,7 @@ mod runtime;
 #[cfg(target_os = "linux")]
 mod sendfile;
 mod shutdown;
+mod slots;
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
