@@ -26,6 +26,7 @@ mod method;
 mod request;
 mod response;
 pub mod router;
+pub mod routing;
 pub mod server;
 
 pub use body::{Body, BodyError, BodySender};
@@ -33,4 +34,5 @@ pub use handler::Handler;
 pub use method::{Method, STANDARD_METHODS};
 pub use request::{Headers, INLINE_HEADERS, Request};
 pub use response::{HeaderList, IntoResponse, Response};
+pub use routing::Router;
 pub use server::{Server, ServerHandle};
