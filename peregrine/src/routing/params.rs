@@ -109,9 +109,8 @@ impl Request {
     /// let router = Router::new().route("/users/{id}", get(show));
     /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     /// let req = http::Request::get("/users/42").body(()).unwrap().into();
-    /// let mut res = rt.block_on(router.call(req));
-    /// # let body = rt.block_on(res.body_mut().to_bytes(1024)).unwrap();
-    /// # assert_eq!(body, "user 42");
+    /// let (_status, _headers, body) = rt.block_on(router.call(req)).into_parts();
+    /// assert_eq!(rt.block_on(body.to_bytes(1024)).unwrap(), "user 42");
     /// ```
     pub fn param(&self, name: &str) -> Option<&str> {
         self.params().find(|(n, _)| *n == name).map(|(_, v)| v)
