@@ -20,8 +20,9 @@
 //! Routing a request allocates nothing: the handlers are type-erased, and the future of the
 //! matched handler is stored inline in the [`RouteFuture`] ([`INLINE_FUTURE_BYTES`]; a handler
 //! with a larger future is boxed per request, decided by its type when the route is added and
-//! logged then). Parameters are stored in the request as spans of its path, with an
-//! `&'static` to the route's names (interned once per template for the life of the process).
+//! logged then). The request keeps one `&'static` to the matched route's template (interned
+//! once per template for the life of the process) and finds parameter values in its path on
+//! demand.
 //! The `Allow` values of 405 and `OPTIONS` responses are built once per worker and reused. A
 //! 308 redirect's `Location` is built per response.
 //!
@@ -335,9 +336,8 @@ impl Handler for Router {
             m => self.tree.resolve(m, path),
         };
         match resolution {
-            Resolution::Found { value, params, .. } => {
-                let params = RouteParams::new(value.route, path, &params);
-                req.route_params = params;
+            Resolution::Found { value, .. } => {
+                req.route_params = RouteParams::new(value.route);
                 value.handler.call(req)
             }
             Resolution::MethodNotAllowed { allow } => {

@@ -1,25 +1,40 @@
-//! The route parameters a [`Request`] carries: spans into its own path, plus the matched route's
-//! names, so a handler reads them without the router and without an allocation.
+//! The route parameters a [`Request`] carries: one pointer to the matched route, from which a
+//! handler reads them without the router and without an allocation.
 //!
-//! Values are `u16` spans relative to the request path (a head is at most 64 KiB). Names and
-//! the template live in a [`RouteInfo`] that is interned once per distinct template for the
-//! life of the process: a request holds an `&'static` to it, so setting the parameters copies a
-//! pointer and a few spans — no reference count touched from several worker threads, no
-//! allocation. The cost is that a template's text stays allocated after its router is dropped;
-//! it is bounded by the number of distinct templates the program ever routes.
+//! A request stores only an `&'static` [`RouteInfo`]: the route's template as segments. The
+//! values are found again on demand by walking the template and the request path side by side,
+//! which is exact because the router matched this path to this template segment by segment (a
+//! static or parameter segment is one path segment, a catch-all is the rest). That keeps the
+//! request 8 bytes larger rather than a span array larger (the request lives inside every
+//! connection's future), and setting the parameters copies one pointer.
+//!
+//! A [`RouteInfo`] is interned once per distinct template for the life of the process, so no
+//! reference count is touched by several worker threads per request; the cost is that a
+//! template's text stays allocated after its router is dropped, bounded by the number of
+//! distinct templates the program ever routes.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use crate::request::Request;
-use crate::router::{DecodeError, INLINE_PARAMS, Params, percent_decode};
+use crate::router::{DecodeError, percent_decode};
 
-/// What the request side knows of a route: its template and its parameter names in order.
+/// One segment of a route template, as the request side needs it.
+#[derive(Debug)]
+enum Seg {
+    Static,
+    Param(Box<str>),
+    CatchAll(Box<str>),
+}
+
+/// What the request side knows of a route: its template, segment by segment.
 #[derive(Debug)]
 pub(crate) struct RouteInfo {
     template: Box<str>,
-    names: Box<[Box<str>]>,
+    /// The segments after the leading `/`.
+    segments: Box<[Seg]>,
+    params: usize,
 }
 
 impl RouteInfo {
@@ -34,62 +49,39 @@ impl RouteInfo {
         if let Some(info) = table.get(template) {
             return info;
         }
-        let info: &'static RouteInfo = Box::leak(Box::new(RouteInfo {
-            template: template.into(),
-            names: param_names(template).map(Into::into).collect(),
-        }));
+        let segments: Box<[Seg]> = segments(template).collect();
+        let params = segments.iter().filter(|s| !matches!(s, Seg::Static)).count();
+        let info: &'static RouteInfo =
+            Box::leak(Box::new(RouteInfo { template: template.into(), segments, params }));
         table.insert(template.into(), info);
         info
     }
 }
 
-/// The names of `{name}` and `{*name}` segments of a valid template, in order (`{{` is a
-/// literal brace and never starts a segment of its own).
-fn param_names(template: &str) -> impl Iterator<Item = &str> {
-    template.split('/').filter_map(|segment| {
-        let inner = segment.strip_prefix('{')?.strip_suffix('}')?;
-        if inner.starts_with('{') {
-            return None;
+/// The segments of a valid template after its leading `/` (router grammar: `{name}`,
+/// `{*name}`; a segment starting with `{{` is static, the escape of a literal brace).
+fn segments(template: &str) -> impl Iterator<Item = Seg> {
+    let rest = template.strip_prefix('/').unwrap_or(template);
+    rest.split('/').map(|segment| {
+        let inner = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}'));
+        match inner {
+            Some(inner) if !inner.starts_with('{') => match inner.strip_prefix('*') {
+                Some(name) => Seg::CatchAll(name.into()),
+                None => Seg::Param(inner.into()),
+            },
+            _ => Seg::Static,
         }
-        Some(inner.strip_prefix('*').unwrap_or(inner))
     })
 }
 
-/// A parameter value: start and end in the request path.
-type Span = (u16, u16);
-
-/// The parameters stored in a [`Request`]: empty until a router matched it.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RouteParams {
-    route: Option<&'static RouteInfo>,
-    inline: [Span; INLINE_PARAMS],
-    /// Every span when the route has more than [`INLINE_PARAMS`] (then this allocates).
-    spill: Box<[Span]>,
-}
+/// The route stored in a [`Request`]: none until a router matched it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RouteParams(Option<&'static RouteInfo>);
 
 impl RouteParams {
-    /// Records the parameters of a match over `path`.
-    pub(crate) fn new(route: &'static RouteInfo, path: &str, params: &Params<'_, '_>) -> Self {
-        let base = path.as_ptr() as usize;
-        // Values are subslices of `path`, which is at most u16::MAX bytes long (the head is).
-        let span = |v: &str| {
-            let start = (v.as_ptr() as usize).wrapping_sub(base);
-            (start as u16, (start + v.len()) as u16)
-        };
-        let mut out = RouteParams { route: Some(route), ..RouteParams::default() };
-        if params.len() <= INLINE_PARAMS {
-            for (slot, (_, v)) in out.inline.iter_mut().zip(params.iter()) {
-                *slot = span(v);
-            }
-        } else {
-            out.spill = params.iter().map(|(_, v)| span(v)).collect();
-        }
-        out
-    }
-
-    fn spans(&self) -> &[Span] {
-        let n = self.route.map_or(0, |r| r.names.len());
-        if n <= INLINE_PARAMS { &self.inline[..n] } else { &self.spill }
+    /// The parameters of a request matched to `route`.
+    pub(crate) fn new(route: &'static RouteInfo) -> RouteParams {
+        RouteParams(Some(route))
     }
 }
 
@@ -129,36 +121,64 @@ impl Request {
     /// The route parameters as `(name, raw value)` pairs in template order; empty when no
     /// router matched this request.
     pub fn params(&self) -> RequestParams<'_> {
-        let stored = &self.route_params;
-        let names: &[Box<str>] = stored.route.map_or(&[], |r| &r.names);
-        RequestParams { path: self.path(), pairs: names.iter().zip(stored.spans()) }
+        let (segments, left): (&[Seg], usize) = match self.route_params.0 {
+            Some(route) => (&route.segments, route.params),
+            None => (&[], 0),
+        };
+        let path = self.path();
+        RequestParams {
+            rest: path.strip_prefix('/').unwrap_or(path),
+            segments: segments.iter(),
+            left,
+        }
     }
 
     /// The template of the route that matched, e.g. `"/users/{id}"` (with any
     /// [`nest`](crate::Router::nest) prefix); `None` when no router matched, or a fallback
     /// answered.
     pub fn matched_route(&self) -> Option<&'static str> {
-        self.route_params.route.map(|r| &*r.template)
+        self.route_params.0.map(|r| &*r.template)
     }
 }
 
 /// Iterator over a request's route parameters, yielding `(name, raw value)`.
 #[derive(Clone, Debug)]
 pub struct RequestParams<'r> {
-    path: &'r str,
-    pairs: std::iter::Zip<std::slice::Iter<'r, Box<str>>, std::slice::Iter<'r, Span>>,
+    /// The path not walked yet, after the `/` that ended the previous segment.
+    rest: &'r str,
+    segments: std::slice::Iter<'r, Seg>,
+    /// Parameters not yielded yet.
+    left: usize,
 }
 
 impl<'r> Iterator for RequestParams<'r> {
     type Item = (&'r str, &'r str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (name, &(start, end)) = self.pairs.next()?;
-        Some((name, self.path.get(usize::from(start)..usize::from(end)).unwrap_or("")))
+        loop {
+            let segment = self.segments.next()?;
+            let (here, after) = match self.rest.split_once('/') {
+                Some((here, after)) => (here, after),
+                None => (self.rest, ""),
+            };
+            match segment {
+                Seg::Static => self.rest = after,
+                Seg::Param(name) => {
+                    self.rest = after;
+                    self.left = self.left.saturating_sub(1);
+                    return Some((name, here));
+                }
+                Seg::CatchAll(name) => {
+                    let value = std::mem::take(&mut self.rest);
+                    self.left = 0;
+                    return Some((name, value));
+                }
+            }
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.pairs.size_hint()
+        (self.left, Some(self.left))
     }
 }
 
@@ -170,24 +190,43 @@ mod tests {
 
     struct Case {
         template: &'static str,
-        expect: &'static [&'static str],
+        path: &'static str,
+        expect: &'static [(&'static str, &'static str)],
     }
 
-    /// The template grammar of `router` (module docs): `{name}`, `{*name}`, `{{`/`}}` escapes.
+    /// The template grammar of `router` (module docs): `{name}` is one non-empty segment,
+    /// `{*name}` the rest with its slashes, `{{`/`}}` escape braces in a static segment.
     #[test]
-    fn names_in_template_order() {
+    fn values_found_by_walking_template_and_path() {
         let cases = [
-            Case { template: "/", expect: &[] },
-            Case { template: "/users/{id}", expect: &["id"] },
-            Case { template: "/r/{owner}/{repo}/{*path}", expect: &["owner", "repo", "path"] },
-            Case { template: "/{{x}}/{y}", expect: &["y"] },
-            Case { template: "/{{/{y}", expect: &["y"] },
-            Case { template: "/a/{*rest}", expect: &["rest"] },
+            Case { template: "/", path: "/", expect: &[] },
+            Case { template: "/users/{id}", path: "/users/42", expect: &[("id", "42")] },
+            Case {
+                template: "/r/{owner}/{repo}/{*path}",
+                path: "/r/me/x/a/b/",
+                expect: &[("owner", "me"), ("repo", "x"), ("path", "a/b/")],
+            },
+            Case { template: "/{{x}}/{y}", path: "/{x}/7", expect: &[("y", "7")] },
+            Case { template: "/a//{y}/", path: "/a//%20/", expect: &[("y", "%20")] },
+            Case { template: "/{a}/{b}", path: "/1/2", expect: &[("a", "1"), ("b", "2")] },
         ];
         for case in cases {
-            let names: Vec<&str> = param_names(case.template).collect();
-            assert_eq!(names, case.expect, "{}", case.template);
+            let mut req: Request = http::Request::get(case.path).body(()).unwrap().into();
+            req.route_params = RouteParams::new(RouteInfo::intern(case.template));
+            let got: Vec<(&str, &str)> = req.params().collect();
+            assert_eq!(got, case.expect, "{}", case.template);
+            assert_eq!(req.params().len(), case.expect.len(), "{}", case.template);
+            assert_eq!(req.matched_route(), Some(case.template));
         }
+    }
+
+    #[test]
+    fn unrouted_request_has_no_params() {
+        let req: Request = http::Request::get("/a/b").body(()).unwrap().into();
+        assert_eq!(req.params().next(), None);
+        assert_eq!(req.param("a"), None);
+        assert_eq!(req.param_decoded("a"), Err(DecodeError::Missing));
+        assert_eq!(req.matched_route(), None);
     }
 
     #[test]
@@ -196,6 +235,6 @@ mod tests {
         let b = RouteInfo::intern("/intern/{a}/{b}");
         assert!(std::ptr::eq(a, b));
         assert_eq!(&*a.template, "/intern/{a}/{b}");
-        assert_eq!(a.names.len(), 2);
+        assert_eq!(a.params, 2);
     }
 }
