@@ -11,49 +11,62 @@ use crate::router::{AllowSet, Location};
 
 const TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 
-/// `404 Not Found` (RFC 9110 §15.5.5).
-pub(super) fn not_found() -> Response {
-    Response::with_status(StatusCode::NOT_FOUND, "Not Found")
-        .with_header(header::CONTENT_TYPE, TEXT_PLAIN)
+/// A response the router gives itself, built when its future is polled (this keeps the
+/// [`RouteFuture`](super::RouteFuture) small: a [`Response`] is several hundred bytes).
+#[derive(Debug)]
+pub(super) enum Answer {
+    /// `404 Not Found` (RFC 9110 §15.5.5).
+    NotFound,
+    /// `405 Method Not Allowed`: "The origin server MUST generate an Allow header field in a
+    /// 405 response containing a list of the target resource's currently supported methods"
+    /// (RFC 9110 §15.5.6).
+    MethodNotAllowed(HeaderValue),
+    /// `OPTIONS` on a resource: "A server generating a successful response to OPTIONS SHOULD
+    /// send any header that might indicate optional features implemented by the server and
+    /// applicable to the target resource (e.g., Allow)" (RFC 9110 §9.3.7); no content, so 204.
+    Options(HeaderValue),
+    /// `204 No Content`: `OPTIONS *`, about the server itself (RFC 9110 §9.3.7).
+    NoContent,
+    /// `308 Permanent Redirect` to the `Location` (RFC 9110 §15.4.9: the client repeats the
+    /// method and content, unlike with 301).
+    Redirect(HeaderValue),
 }
 
-/// `405 Method Not Allowed`: "The origin server MUST generate an Allow header field in a 405
-/// response containing a list of the target resource's currently supported methods" (RFC 9110
-/// §15.5.6).
-pub(super) fn method_not_allowed(allow: HeaderValue) -> Response {
-    Response::with_status(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed")
-        .with_header(header::CONTENT_TYPE, TEXT_PLAIN)
-        .with_header(header::ALLOW, allow)
-}
-
-/// `OPTIONS` on a resource: "A server generating a successful response to OPTIONS SHOULD send
-/// any header that might indicate optional features implemented by the server and applicable to
-/// the target resource (e.g., Allow)" (RFC 9110 §9.3.7); no content, so 204.
-pub(super) fn options(allow: HeaderValue) -> Response {
-    no_content().with_header(header::ALLOW, allow)
-}
-
-/// `204 No Content`.
-pub(super) fn no_content() -> Response {
-    Response::with_status(StatusCode::NO_CONTENT, ())
-}
-
-/// `308 Permanent Redirect` to `location` with the request's query (RFC 9110 §15.4.9: the
-/// client repeats the method and content, unlike with 301).
-pub(super) fn redirect(location: Location<'_>, query: Option<&str>) -> Response {
-    let mut target = String::with_capacity(location.base().len() + 2 + query.map_or(0, str::len));
-    // Writing to a String cannot fail.
-    let _ = write!(target, "{location}");
-    if let Some(q) = query {
-        target.push('?');
-        target.push_str(q);
+impl Answer {
+    /// The redirect to `location` with the request's query.
+    pub(super) fn redirect(location: Location<'_>, query: Option<&str>) -> Answer {
+        let len = location.base().len() + 2 + query.map_or(0, str::len);
+        let mut target = String::with_capacity(len);
+        // Writing to a String cannot fail.
+        let _ = write!(target, "{location}");
+        if let Some(q) = query {
+            target.push('?');
+            target.push_str(q);
+        }
+        // The path and query come from a parsed request target: visible ASCII, a valid value.
+        // Should that ever not hold, a 404 is the honest answer (the path matched nothing).
+        match HeaderValue::try_from(target) {
+            Ok(value) => Answer::Redirect(value),
+            Err(_) => Answer::NotFound,
+        }
     }
-    // The path and query come from a parsed request target: visible ASCII, a valid value. Should
-    // that ever not hold, a 404 is the honest answer (the path matched nothing).
-    match HeaderValue::try_from(target) {
-        Ok(value) => Response::with_status(StatusCode::PERMANENT_REDIRECT, ())
-            .with_header(header::LOCATION, value),
-        Err(_) => not_found(),
+
+    pub(super) fn into_response(self) -> Response {
+        match self {
+            Answer::NotFound => Response::with_status(StatusCode::NOT_FOUND, "Not Found")
+                .with_header(header::CONTENT_TYPE, TEXT_PLAIN),
+            Answer::MethodNotAllowed(allow) => {
+                Response::with_status(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed")
+                    .with_header(header::CONTENT_TYPE, TEXT_PLAIN)
+                    .with_header(header::ALLOW, allow)
+            }
+            Answer::Options(allow) => {
+                Response::with_status(StatusCode::NO_CONTENT, ()).with_header(header::ALLOW, allow)
+            }
+            Answer::NoContent => Response::with_status(StatusCode::NO_CONTENT, ()),
+            Answer::Redirect(location) => Response::with_status(StatusCode::PERMANENT_REDIRECT, ())
+                .with_header(header::LOCATION, location),
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::mem;
 
-use super::route_future::{INLINE_FUTURE_BYTES, InlineFuture, RouteFuture};
+use super::route_future::{FUTURE_SLOT_BYTES, RouteFuture};
 use crate::handler::Handler;
 use crate::request::Request;
 
@@ -34,20 +34,20 @@ where
 pub(crate) struct ErasedHandler(Box<dyn ErasedCall>);
 
 impl ErasedHandler {
-    /// Erases `handler`. Whether its future is stored inline or boxed is decided here, by its
-    /// type; a boxed one is logged, since it costs an allocation per request.
+    /// Erases `handler`. Whether its future is stored in a slot or boxed is decided here, by
+    /// its type; a boxed one is logged, since it costs an allocation per request.
     pub(crate) fn new<H>(handler: H) -> ErasedHandler
     where
         H: Handler,
         H::Future: 'static,
     {
-        if !InlineFuture::fits::<H::Future>() {
+        if !RouteFuture::fits::<H::Future>() {
             tracing::warn!(
                 handler = std::any::type_name::<H>(),
                 future_bytes = mem::size_of::<H::Future>(),
                 future_align = mem::align_of::<H::Future>(),
-                inline_bytes = INLINE_FUTURE_BYTES,
-                "handler future too large to store inline: it is boxed, one allocation per request"
+                slot_bytes = FUTURE_SLOT_BYTES,
+                "handler future too large for a future slot: it is boxed, one allocation per request"
             );
         }
         ErasedHandler(Box::new(Erased(handler)))

@@ -17,10 +17,11 @@
 //!
 //! # Cost
 //!
-//! Routing a request allocates nothing: the handlers are type-erased, and the future of the
-//! matched handler is stored inline in the [`RouteFuture`] ([`INLINE_FUTURE_BYTES`]; a handler
-//! with a larger future is boxed per request, decided by its type when the route is added and
-//! logged then). The request keeps one `&'static` to the matched route's template (interned
+//! Routing a request allocates nothing once a worker has warmed up: the handlers are
+//! type-erased, and the future of the matched handler is stored in a slot of
+//! [`FUTURE_SLOT_BYTES`] taken from the worker thread's free list and given back when the
+//! request is done (a handler with a larger future is boxed per request, decided by its type
+//! when the route is added and logged then). The request keeps one `&'static` to the matched route's template (interned
 //! once per template for the life of the process) and finds parameter values in its path on
 //! demand.
 //! The `Allow` values of 405 and `OPTIONS` responses are built once per worker and reused. A
@@ -61,14 +62,14 @@ pub use method_routes::{
     MethodRoutes, any, delete, get, head, on, options, patch, post, put, trace,
 };
 pub use params::RequestParams;
-pub use route_future::{INLINE_FUTURE_BYTES, RouteFuture};
+pub use route_future::{FUTURE_SLOT_BYTES, RouteFuture};
 
 use crate::handler::Handler;
 use crate::method::Method;
 use crate::request::Request;
 use crate::response::Response;
 use crate::router::{InsertError, MethodRouter, Resolution, Tree};
-use answer::AllowCache;
+use answer::{AllowCache, Answer};
 use erased::ErasedHandler;
 use method_routes::MethodKey;
 use params::{RouteInfo, RouteParams};
@@ -318,9 +319,9 @@ impl Router {
             Some(fallback) => fallback.call(req),
             // RFC 9110 §9.3.7: `OPTIONS *` asks about the server itself, not a resource.
             None if req.method() == Method::Options && req.path() == "*" => {
-                RouteFuture::ready(answer::no_content())
+                RouteFuture::ready(Answer::NoContent)
             }
-            None => RouteFuture::ready(answer::not_found()),
+            None => RouteFuture::ready(Answer::NotFound),
         }
     }
 }
@@ -341,13 +342,13 @@ impl Handler for Router {
                 value.handler.call(req)
             }
             Resolution::MethodNotAllowed { allow } => {
-                RouteFuture::ready(answer::method_not_allowed(self.allow.value(allow)))
+                RouteFuture::ready(Answer::MethodNotAllowed(self.allow.value(allow)))
             }
             Resolution::Options { allow } => {
-                RouteFuture::ready(answer::options(self.allow.value(allow)))
+                RouteFuture::ready(Answer::Options(self.allow.value(allow)))
             }
             Resolution::RedirectTrailingSlash { location } => {
-                RouteFuture::ready(answer::redirect(location, req.query()))
+                RouteFuture::ready(Answer::redirect(location, req.query()))
             }
             Resolution::NotFound => self.not_found(req),
         }
