@@ -9,6 +9,7 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
+use crate::files::FileSpan;
 use crate::server::incoming::Incoming;
 
 /// A message body: a stream of [`Bytes`] chunks.
@@ -38,7 +39,15 @@ enum Kind {
     Incoming(Incoming),
     Channel(mpsc::Receiver<Result<Bytes, BodyError>>),
     Stream(Box<PollChunk>),
+    /// A stream of known length: the bytes still to come, and the poll function.
+    SizedStream(u64, Box<PollChunk>),
+    /// A span of an open file: sent with `sendfile(2)` by the server on Linux, read in chunks
+    /// anywhere else.
+    File(FileSpan),
 }
+
+/// Bytes read per chunk when a file body is polled rather than sent with `sendfile(2)`.
+const FILE_CHUNK: usize = 64 * 1024;
 
 impl Body {
     /// An empty body.
@@ -70,6 +79,39 @@ impl Body {
         F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
     {
         Body { kind: Kind::Stream(Box::new(f)) }
+    }
+
+    /// A body of exactly `len` bytes produced by a poll function, sent with `Content-Length`
+    /// (where [`Body::from_poll_fn`] is sent chunked). For a HEAD request the server sends the
+    /// length and never polls.
+    ///
+    /// The function must yield exactly `len` bytes in all; if it yields more or fewer, or an
+    /// error, the server closes the connection instead of finishing the message.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::task::Poll;
+    /// use bytes::Bytes;
+    /// let mut sent = false;
+    /// let body = peregrine::Body::from_poll_fn_sized(5, move |_cx| {
+    ///     if std::mem::replace(&mut sent, true) { return Poll::Ready(None) }
+    ///     Poll::Ready(Some(Ok(Bytes::from_static(b"hello"))))
+    /// });
+    /// assert_eq!(body.size_hint(), Some(5));
+    /// ```
+    pub fn from_poll_fn_sized<F>(len: u64, f: F) -> Body
+    where
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
+    {
+        Body { kind: Kind::SizedStream(len, Box::new(f)) }
+    }
+
+    /// The file span of a file body, for the server's `sendfile(2)` path.
+    pub(crate) fn file_span_mut(&mut self) -> Option<&mut FileSpan> {
+        match &mut self.kind {
+            Kind::File(span) => Some(span),
+            _ => None,
+        }
     }
 
     /// A streamed body fed through a channel holding up to `capacity` chunks.
@@ -111,6 +153,8 @@ impl Body {
             Kind::Full(b) => Some(b.len() as u64),
             Kind::Incoming(i) => i.size_hint(),
             Kind::Channel(_) | Kind::Stream(_) => None,
+            Kind::SizedStream(left, _) => Some(*left),
+            Kind::File(span) => Some(span.remaining()),
         }
     }
 
@@ -134,6 +178,18 @@ impl Body {
             Kind::Incoming(i) => i.poll_chunk(cx),
             Kind::Channel(rx) => rx.poll_recv(cx),
             Kind::Stream(f) => f(cx),
+            // A positioned read of at most one chunk: blocking, and brief on a local disk.
+            Kind::File(span) => Poll::Ready(match span.read_chunk(FILE_CHUNK) {
+                Ok(chunk) => chunk.map(Ok),
+                Err(e) => Some(Err(BodyError::new(BodyErrorKind::Io(e.kind())))),
+            }),
+            Kind::SizedStream(left, f) => {
+                let polled = f(cx);
+                if let Poll::Ready(Some(Ok(chunk))) = &polled {
+                    *left = left.saturating_sub(chunk.len() as u64);
+                }
+                polled
+            }
         }
     }
 
@@ -202,6 +258,8 @@ impl fmt::Debug for Body {
             Kind::Incoming(_) => "Incoming",
             Kind::Channel(_) => "Channel",
             Kind::Stream(_) => "Stream",
+            Kind::SizedStream(..) => "SizedStream",
+            Kind::File(_) => "File",
         };
         f.debug_struct("Body").field("kind", &kind).field("size_hint", &self.size_hint()).finish()
     }
@@ -228,6 +286,14 @@ impl From<&'static str> for Body {
 impl From<&'static [u8]> for Body {
     fn from(s: &'static [u8]) -> Self {
         Body::from_static(s)
+    }
+}
+
+/// A span of an open file, sent with `Content-Length`; the server sends it with `sendfile(2)`
+/// on Linux (no copy through user space) and reads it in 64 KiB chunks elsewhere.
+impl From<FileSpan> for Body {
+    fn from(span: FileSpan) -> Self {
+        Body { kind: Kind::File(span) }
     }
 }
 

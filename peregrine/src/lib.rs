@@ -41,6 +41,7 @@
 
 mod body;
 pub mod date;
+pub mod files;
 mod handler;
 pub mod http1;
 mod method;
@@ -57,3 +58,8 @@ pub use request::{Headers, INLINE_HEADERS, Request};
 pub use response::{HeaderList, IntoResponse, Response};
 pub use routing::Router;
 pub use server::{Server, ServerHandle};
+
+// The README's Rust examples are compiled (and the runnable ones run) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -631,7 +631,7 @@ mod tests {
                 assert!(done, "{}: {:?} not done", c.rfc, c.input.escape_ascii());
                 (&body[..], n)
             });
-            let want = c.expect.map(|(b, n)| (b, n));
+            let want = c.expect;
             assert_eq!(got, want, "{}: {:?}", c.rfc, c.input.escape_ascii());
         }
     }

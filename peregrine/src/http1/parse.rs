@@ -75,22 +75,19 @@ impl<'b, 'h> Job for ParseJob<'b, 'h, '_> {
         } else {
             self.buf
         };
-        match head(k, buf, self.headers, limits)? {
-            Status::Partial if over => Err(ParseError::HeadTooLarge),
-            status => Ok(status),
-        }
+        head(k, buf, self.headers, limits, over)
     }
 }
 
-/// The request line's parts (RFC 9112 §3).
-struct Line<'b> {
-    method: Method,
-    method_token: &'b str,
-    target: &'b str,
-    form: TargetForm,
-    version: Version,
-    /// Index just after the line's CRLF.
-    end: usize,
+/// Why an inner step stopped. Kept apart from the public result so the steps pass only
+/// scalars around and the head is built once, in place (moving a half-built `RequestHead`
+/// through nested `Result`s cost store-forwarding stalls, measured ~20 ns per request).
+#[derive(Clone, Copy)]
+enum Stop {
+    /// The input ends before the head does.
+    Partial,
+    /// The head is invalid.
+    Fail(ParseError),
 }
 
 #[inline(always)]
@@ -99,42 +96,69 @@ fn head<'b, 'h, K: Kernel>(
     buf: &'b [u8],
     headers: &'h mut [Header<'b>],
     limits: &Limits,
+    over: bool,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
+    match parts(k, buf, headers, limits) {
+        Ok((line, (count, len, known))) => {
+            let headers: &'h [Header<'b>] = headers;
+            // One aggregate built from values in registers, written straight into the caller's
+            // return slot. Building the head in memory during the parse and moving it out cost
+            // store-forwarding stalls (see `KnownHeaders`).
+            Ok(Status::Complete(RequestHead {
+                method: line.method,
+                method_token: line.method_token,
+                target: line.target,
+                form: line.form,
+                version: line.version,
+                headers: headers.get(..count).unwrap_or_default(),
+                known,
+                len,
+            }))
+        }
+        // RFC 6585 §5 (431): the head does not end within `max_head_bytes`.
+        Err(Stop::Partial) if over => Err(ParseError::HeadTooLarge),
+        Err(Stop::Partial) => Ok(Status::Partial),
+        Err(Stop::Fail(e)) => Err(e),
+    }
+}
+
+/// The request line's parts (RFC 9112 §3).
+#[derive(Clone, Copy)]
+struct Line<'b> {
+    method: Method,
+    method_token: &'b str,
+    target: &'b str,
+    form: TargetForm,
+    version: Version,
+}
+
+/// Parses the whole head: the request line, and the number of fields, the head's length and
+/// the identified fields.
+#[inline(always)]
+fn parts<'b, K: Kernel>(
+    k: K,
+    buf: &'b [u8],
+    headers: &mut [Header<'b>],
+    limits: &Limits,
+) -> Result<(Line<'b>, (usize, usize, KnownHeaders)), Stop> {
     // RFC 9112 §2.2: "a server that is expecting to receive and parse a request-line SHOULD
     // ignore at least one empty line (CRLF) received prior to the request-line." We ignore
     // CRLF pairs (they count towards the head size); a bare LF or CR is still refused.
     let mut pos = 0;
     loop {
         match buf.get(pos) {
-            None => return Ok(Status::Partial),
+            None => return Err(Stop::Partial),
             Some(b'\r') => match buf.get(pos + 1) {
-                None => return Ok(Status::Partial),
+                None => return Err(Stop::Partial),
                 Some(b'\n') => pos += 2,
-                Some(_) => return Err(ParseError::BareCr),
+                Some(_) => return Err(Stop::Fail(ParseError::BareCr)),
             },
-            Some(b'\n') => return Err(ParseError::BareLf),
+            Some(b'\n') => return Err(Stop::Fail(ParseError::BareLf)),
             Some(_) => break,
         }
     }
-    let line = match request_line(k, buf, pos, limits)? {
-        Status::Complete(line) => line,
-        Status::Partial => return Ok(Status::Partial),
-    };
-    let (count, known, len) = match fields(k, buf, line.end, headers, limits)? {
-        Status::Complete(done) => done,
-        Status::Partial => return Ok(Status::Partial),
-    };
-    let headers: &'h [Header<'b>] = headers;
-    Ok(Status::Complete(RequestHead {
-        method: line.method,
-        method_token: line.method_token,
-        target: line.target,
-        form: line.form,
-        version: line.version,
-        headers: headers.get(..count).unwrap_or_default(),
-        known,
-        len,
-    }))
+    let (line, end) = request_line(k, buf, pos, limits)?;
+    Ok((line, fields(k, buf, end, headers, limits)?))
 }
 
 /// `request-line = method SP request-target SP HTTP-version CRLF` (RFC 9112 §3).
@@ -144,7 +168,7 @@ fn request_line<'b, K: Kernel>(
     buf: &'b [u8],
     start: usize,
     limits: &Limits,
-) -> Result<Status<Line<'b>>, ParseError> {
+) -> Result<(Line<'b>, usize), Stop> {
     // RFC 9110 §9.1: method = token, case-sensitive. The nine standard methods followed by SP
     // are one masked 8-byte compare each; anything else is scanned as a token.
     let (method, method_token, sp) = match Method::recognize_prefix(&buf[start..]) {
@@ -152,13 +176,13 @@ fn request_line<'b, K: Kernel>(
         None => {
             let (token, end) = simd::token(k, buf, start);
             match buf.get(end) {
-                None => return Ok(Status::Partial),
+                None => return Err(Stop::Partial),
                 Some(b' ') if end > start => (Method::from_token(token.as_bytes()), token, end),
                 // RFC 9112 §3: single SP separators; no HTAB, no missing parts.
                 Some(b'\t' | b'\r' | b'\n') if end > start => {
-                    return Err(ParseError::InvalidRequestLine);
+                    return Err(Stop::Fail(ParseError::InvalidRequestLine));
                 }
-                Some(_) => return Err(ParseError::InvalidMethod),
+                Some(_) => return Err(Stop::Fail(ParseError::InvalidMethod)),
             }
         }
     };
@@ -168,44 +192,45 @@ fn request_line<'b, K: Kernel>(
     let ts = sp + 1;
     let (target, te) = simd::target(k, buf, ts);
     if te - ts > limits.max_target_bytes {
-        return Err(ParseError::TargetTooLong);
+        return Err(Stop::Fail(ParseError::TargetTooLong));
     }
     match buf.get(te) {
-        None => return Ok(Status::Partial),
+        None => return Err(Stop::Partial),
         Some(b' ') if te > ts => {}
         // An empty target, a doubled SP, a missing version (HTTP/0.9 style) or HTAB.
-        Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(ParseError::InvalidRequestLine),
-        Some(_) => return Err(ParseError::InvalidTarget),
+        Some(b' ' | b'\t' | b'\r' | b'\n') => {
+            return Err(Stop::Fail(ParseError::InvalidRequestLine));
+        }
+        Some(_) => return Err(Stop::Fail(ParseError::InvalidTarget)),
     }
 
     let vs = te + 1;
-    let version = match version(buf, vs)? {
-        Status::Complete(v) => v,
-        Status::Partial => return Ok(Status::Partial),
-    };
+    let version = version(buf, vs)?;
     // RFC 9112 §2.2: lines end with CRLF; a bare CR is refused, and we refuse a bare LF too
     // (the RFC lets a recipient accept it; a strict server does not).
     let end = match buf.get(vs + 8) {
-        None => return Ok(Status::Partial),
+        None => return Err(Stop::Partial),
         Some(b'\r') => match buf.get(vs + 9) {
-            None => return Ok(Status::Partial),
+            None => return Err(Stop::Partial),
             Some(b'\n') => vs + 10,
-            Some(_) => return Err(ParseError::BareCr),
+            Some(_) => return Err(Stop::Fail(ParseError::BareCr)),
         },
-        Some(b'\n') => return Err(ParseError::BareLf),
+        Some(b'\n') => return Err(Stop::Fail(ParseError::BareLf)),
         // "HTTP/1.10": more digits make a malformed version (RFC 9112 §2.3: one DIGIT each).
-        Some(b'0'..=b'9') => return Err(ParseError::InvalidVersion),
-        Some(_) => return Err(ParseError::InvalidRequestLine),
+        Some(b'0'..=b'9') => return Err(Stop::Fail(ParseError::InvalidVersion)),
+        Some(_) => return Err(Stop::Fail(ParseError::InvalidRequestLine)),
     };
-    let form = target_form(method, target.as_bytes())?;
-    Ok(Status::Complete(Line {
-        method,
-        method_token,
-        target,
-        form,
-        version,
+    let form = target_form(method, target.as_bytes()).map_err(Stop::Fail)?;
+    Ok((
+        Line {
+            method,
+            method_token,
+            target,
+            form,
+            version,
+        },
         end,
-    }))
+    ))
 }
 
 const HTTP_11: u64 = u64::from_le_bytes(*b"HTTP/1.1");
@@ -213,25 +238,25 @@ const HTTP_10: u64 = u64::from_le_bytes(*b"HTTP/1.0");
 
 /// `HTTP-version = HTTP-name "/" DIGIT "." DIGIT`, `HTTP-name = %s"HTTP"` (RFC 9112 §2.3).
 #[inline(always)]
-fn version(buf: &[u8], at: usize) -> Result<Status<Version>, ParseError> {
+fn version(buf: &[u8], at: usize) -> Result<Version, Stop> {
     let Some(bytes) = buf.get(at..at + 8) else {
         // Fewer than eight bytes: refuse early only when they cannot start a version.
         let have = buf.get(at..).unwrap_or_default();
-        return if version_shape(have) {
-            Ok(Status::Partial)
+        return Err(if version_shape(have) {
+            Stop::Partial
         } else {
-            Err(ParseError::InvalidVersion)
-        };
+            Stop::Fail(ParseError::InvalidVersion)
+        });
     };
     let mut word = [0u8; 8];
     word.copy_from_slice(bytes);
     // One 8-byte compare per known version.
     match u64::from_le_bytes(word) {
-        HTTP_11 => Ok(Status::Complete(Version::Http11)),
-        HTTP_10 => Ok(Status::Complete(Version::Http10)),
+        HTTP_11 => Ok(Version::Http11),
+        HTTP_10 => Ok(Version::Http10),
         // RFC 9110 §15.6.6: a well-formed version we do not speak is 505.
-        _ if version_shape(bytes) => Err(ParseError::UnsupportedVersion),
-        _ => Err(ParseError::InvalidVersion),
+        _ if version_shape(bytes) => Err(Stop::Fail(ParseError::UnsupportedVersion)),
+        _ => Err(Stop::Fail(ParseError::InvalidVersion)),
     }
 }
 
@@ -314,52 +339,54 @@ fn fields<'b, K: Kernel>(
     mut pos: usize,
     headers: &mut [Header<'b>],
     limits: &Limits,
-) -> Result<Status<(usize, KnownHeaders, usize)>, ParseError> {
+) -> Result<(usize, usize, KnownHeaders), Stop> {
     let max = headers.len().min(limits.max_headers);
-    let mut known = KnownHeaders::default();
+    let mut known = KnownHeaders::EMPTY;
     let mut n = 0;
     loop {
         match buf.get(pos) {
-            None => return Ok(Status::Partial),
+            None => return Err(Stop::Partial),
             // The empty line that ends the head.
             Some(b'\r') => {
                 return match buf.get(pos + 1) {
-                    None => Ok(Status::Partial),
-                    Some(b'\n') => Ok(Status::Complete((n, known, pos + 2))),
-                    Some(_) => Err(ParseError::BareCr),
+                    None => Err(Stop::Partial),
+                    Some(b'\n') => Ok((n, pos + 2, known)),
+                    Some(_) => Err(Stop::Fail(ParseError::BareCr)),
                 };
             }
-            Some(b'\n') => return Err(ParseError::BareLf),
+            Some(b'\n') => return Err(Stop::Fail(ParseError::BareLf)),
             // RFC 9112 §5.2: obs-fold (a line starting with SP or HTAB continuing the previous
             // field) is refused. Before the first field it is whitespace after the start-line,
             // which §2.2 also says to reject.
-            Some(b' ' | b'\t') if n == 0 => return Err(ParseError::InvalidHeaderName),
-            Some(b' ' | b'\t') => return Err(ParseError::ObsFold),
+            Some(b' ' | b'\t') if n == 0 => return Err(Stop::Fail(ParseError::InvalidHeaderName)),
+            Some(b' ' | b'\t') => return Err(Stop::Fail(ParseError::ObsFold)),
             Some(_) => {}
         }
         // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5)
         let (name, colon, end) = simd::header_line(k, buf, pos);
         match buf.get(colon) {
-            None => return Ok(Status::Partial),
+            None => return Err(Stop::Partial),
             Some(b':') if colon > pos => {}
             // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ...
             // a server MUST reject ... with a response status code of 400".
-            Some(b' ' | b'\t') if colon > pos => return Err(ParseError::WhitespaceBeforeColon),
+            Some(b' ' | b'\t') if colon > pos => {
+                return Err(Stop::Fail(ParseError::WhitespaceBeforeColon));
+            }
             // An empty name, a non-token byte in the name, or a line without a colon
             // (RFC 9110 §5.1: field-name = token).
-            Some(_) => return Err(ParseError::InvalidHeaderName),
+            Some(_) => return Err(Stop::Fail(ParseError::InvalidHeaderName)),
         }
         match buf.get(end) {
-            None => return Ok(Status::Partial),
+            None => return Err(Stop::Partial),
             Some(b'\r') => match buf.get(end + 1) {
-                None => return Ok(Status::Partial),
+                None => return Err(Stop::Partial),
                 Some(b'\n') => {}
                 // RFC 9112 §2.2: a CR not followed by LF is invalid.
-                Some(_) => return Err(ParseError::BareCr),
+                Some(_) => return Err(Stop::Fail(ParseError::BareCr)),
             },
-            Some(b'\n') => return Err(ParseError::BareLf),
+            Some(b'\n') => return Err(Stop::Fail(ParseError::BareLf)),
             // RFC 9110 §5.5: NUL, DEL and CTLs other than HTAB never appear in a value.
-            Some(_) => return Err(ParseError::InvalidHeaderValue),
+            Some(_) => return Err(Stop::Fail(ParseError::InvalidHeaderValue)),
         }
         // RFC 9112 §5.1: OWS around the value is not part of it.
         let mut vs = colon + 1;
@@ -372,9 +399,9 @@ fn fields<'b, K: Kernel>(
         }
         // RFC 6585 §5 (431): too many fields.
         let Some(slot) = headers.get_mut(n).filter(|_| n < max) else {
-            return Err(ParseError::TooManyHeaders);
+            return Err(Stop::Fail(ParseError::TooManyHeaders));
         };
-        let id = identify(name.as_bytes());
+        let id = identify(&buf[pos..], colon - pos);
         *slot = Header {
             name,
             value: &buf[vs..ve],
@@ -388,63 +415,86 @@ fn fields<'b, K: Kernel>(
 
 /// Identifies the headers the server needs by a perfect hash on (length, one byte) and one
 /// case-insensitive compare (RFC 9110 §5.1: field names are case-insensitive).
+///
+/// `line` starts with the name (a validated token of `len` bytes) and may run on past it: the
+/// compare then loads whole 8-byte words without a variable-length copy.
 #[inline(always)]
-pub(crate) fn identify(name: &[u8]) -> HeaderId {
-    let first = name.first().map_or(0, |b| b | 0x20);
-    let (id, lower): (HeaderId, &[u8]) = match name.len() {
-        2 => (HeaderId::Te, b"te"),
-        4 => (HeaderId::Host, b"host"),
-        5 => (HeaderId::Range, b"range"),
-        6 => (HeaderId::Expect, b"expect"),
-        7 if first == b'u' => (HeaderId::Upgrade, b"upgrade"),
-        7 => (HeaderId::Trailer, b"trailer"),
-        8 if name.get(3).map_or(0, |b| b | 0x20) == b'm' => (HeaderId::IfMatch, b"if-match"),
-        8 => (HeaderId::IfRange, b"if-range"),
-        10 => (HeaderId::Connection, b"connection"),
-        13 => (HeaderId::IfNoneMatch, b"if-none-match"),
-        14 => (HeaderId::ContentLength, b"content-length"),
-        15 => (HeaderId::AcceptEncoding, b"accept-encoding"),
-        17 if first == b't' => (HeaderId::TransferEncoding, b"transfer-encoding"),
-        17 => (HeaderId::IfModifiedSince, b"if-modified-since"),
-        19 => (HeaderId::IfUnmodifiedSince, b"if-unmodified-since"),
-        _ => return HeaderId::Other,
+pub(crate) fn identify(line: &[u8], len: usize) -> HeaderId {
+    let Some(name) = line.get(..len) else {
+        return HeaderId::Other;
     };
-    if eq_lowercase(name, lower) {
-        id
-    } else {
-        HeaderId::Other
+    let first = name.first().map_or(0, |b| b | 0x20);
+    match len {
+        2 => is(line, b"te", HeaderId::Te),
+        4 => is(line, b"host", HeaderId::Host),
+        5 => is(line, b"range", HeaderId::Range),
+        6 => is(line, b"expect", HeaderId::Expect),
+        7 if first == b'u' => is(line, b"upgrade", HeaderId::Upgrade),
+        7 => is(line, b"trailer", HeaderId::Trailer),
+        8 if name.get(3).map_or(0, |b| b | 0x20) == b'm' => {
+            is(line, b"if-match", HeaderId::IfMatch)
+        }
+        8 => is(line, b"if-range", HeaderId::IfRange),
+        10 => is(line, b"connection", HeaderId::Connection),
+        13 => is(line, b"if-none-match", HeaderId::IfNoneMatch),
+        14 => is(line, b"content-length", HeaderId::ContentLength),
+        15 => is(line, b"accept-encoding", HeaderId::AcceptEncoding),
+        17 if first == b't' => is(line, b"transfer-encoding", HeaderId::TransferEncoding),
+        17 => is(line, b"if-modified-since", HeaderId::IfModifiedSince),
+        19 => is(line, b"if-unmodified-since", HeaderId::IfUnmodifiedSince),
+        _ => HeaderId::Other,
     }
 }
 
-/// `name` equals the lowercase `lower` ignoring ASCII case. `name` is a token: OR-ing 0x20
-/// lowercases letters and leaves every other `tchar` that can match `lower` (digits, `-`)
-/// unchanged; the only other byte it could map onto `-` is CR, which no token holds.
+/// `id` if the first `lower.len()` bytes of `line` equal `lower` ignoring ASCII case.
+///
+/// Those bytes are a token: OR-ing 0x20 lowercases letters and leaves every other `tchar` that
+/// can match `lower` (digits, `-`) unchanged; the only other byte it could map onto `-` is CR,
+/// which no token holds.
 #[inline(always)]
-fn eq_lowercase(name: &[u8], lower: &[u8]) -> bool {
-    const LOWER: u64 = 0x2020_2020_2020_2020;
-    fn word(b: &[u8]) -> u64 {
-        let mut w = [0u8; 8];
-        let n = b.len().min(8);
-        w[..n].copy_from_slice(&b[..n]);
-        u64::from_le_bytes(w)
-    }
-    if name.len() != lower.len() {
-        return false;
-    }
-    if name.len() <= 8 {
-        let pad = LOWER >> (8 * (8 - name.len()));
-        return word(name) | pad == word(lower) | pad;
-    }
-    // Eight bytes at a time; the last word overlaps the one before it.
-    let mut i = 0;
-    while i + 8 < name.len() {
-        if word(&name[i..]) | LOWER != word(&lower[i..]) {
-            return false;
+fn is(line: &[u8], lower: &'static [u8], id: HeaderId) -> HeaderId {
+    const CASE: u64 = 0x2020_2020_2020_2020;
+    #[inline(always)]
+    fn load(b: &[u8], at: usize) -> u64 {
+        match b.get(at..at + 8) {
+            Some(w) => {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(w);
+                u64::from_le_bytes(a)
+            }
+            None => 0,
         }
-        i += 8;
     }
-    let last = name.len() - 8;
-    word(&name[last..]) | LOWER == word(&lower[last..])
+    /// The constant word of `lower` at `at`, zero-padded.
+    #[inline(always)]
+    fn word(lower: &[u8], at: usize) -> u64 {
+        let mut w = 0u64;
+        let mut i = 0;
+        while i < 8 && at + i < lower.len() {
+            w |= u64::from(lower[at + i]) << (8 * i);
+            i += 1;
+        }
+        w
+    }
+    let n = lower.len();
+    let equal = if n < 8 {
+        if line.len() >= 8 {
+            let keep = (1u64 << (8 * n)) - 1;
+            (load(line, 0) | CASE) & keep == word(lower, 0)
+        } else {
+            line.iter().zip(lower).all(|(&a, &b)| a | 0x20 == b) && line.len() >= n
+        }
+    } else {
+        // Eight bytes at a time; the last word overlaps the one before it.
+        let mut i = 0;
+        let mut eq = true;
+        while i + 8 < n {
+            eq &= load(line, i) | CASE == word(lower, i);
+            i += 8;
+        }
+        eq && load(line, n - 8) | CASE == word(lower, n - 8)
+    };
+    if equal { id } else { HeaderId::Other }
 }
 
 #[cfg(test)]

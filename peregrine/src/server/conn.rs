@@ -415,6 +415,25 @@ impl<H: Handler> Conn<H> {
         length: BodyLength,
         sleep: &mut Pin<&mut Sleep>,
     ) -> Result<(), Close> {
+        // A file body of known length goes out with sendfile(2), skipping user space.
+        #[cfg(target_os = "linux")]
+        if let (BodyLength::Length(_), Some(span)) = (length, body.file_span_mut()) {
+            // Corked, the head and the file leave in full segments (nginx's tcp_nopush).
+            let io = self.io.clone();
+            let sock = socket2::SockRef::from(&io.stream);
+            let _ = sock.set_tcp_cork(true);
+            let sent = match self.flush(sleep).await {
+                Ok(()) => {
+                    let timeout = self.worker.config.write_timeout;
+                    super::sendfile::send_file(&self.io.stream, span, timeout)
+                        .await
+                        .map_err(|_| Close::Io)
+                }
+                Err(e) => Err(e),
+            };
+            let _ = sock.set_tcp_cork(false);
+            return sent;
+        }
         let mut left = match length {
             BodyLength::Length(n) => n,
             _ => u64::MAX,

@@ -22,6 +22,8 @@ mod conn;
 pub(crate) mod incoming;
 mod limits;
 mod runtime;
+#[cfg(target_os = "linux")]
+mod sendfile;
 mod shutdown;
 
 use std::io;

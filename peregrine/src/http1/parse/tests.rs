@@ -795,7 +795,15 @@ fn known_headers_are_identified_in_the_same_pass() {
         },
     ];
     for c in cases {
-        assert_eq!(identify(c.name.as_bytes()), c.id, "{}", c.name);
+        // The name alone, and the name followed by the rest of a line (the fast path).
+        assert_eq!(
+            identify(c.name.as_bytes(), c.name.len()),
+            c.id,
+            "{}",
+            c.name
+        );
+        let line = format!("{}: some value\r\n", c.name);
+        assert_eq!(identify(line.as_bytes(), c.name.len()), c.id, "{}", c.name);
     }
     let input =
         b"POST / HTTP/1.1\r\nhost: a\r\nX: 1\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\n";

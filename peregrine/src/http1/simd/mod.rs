@@ -19,6 +19,8 @@
 //! because the spans the kernels prove to be ASCII are turned into `&str` without a second
 //! validation pass ([`ascii_str`]).
 #![allow(unsafe_code)]
+// With `force-scalar` the vector kernels are only reached by the kernel tests.
+#![cfg_attr(feature = "force-scalar", allow(dead_code))]
 
 pub(crate) mod scalar;
 

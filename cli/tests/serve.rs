@@ -1,0 +1,458 @@
+//! `peregrine serve` end to end: the real binary on a temporary directory, on 127.0.0.1 with a
+//! port the kernel picks (`--addr 127.0.0.1:0`, the printed URL tells which), checked with a
+//! small raw HTTP/1.1 client.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_peregrine");
+const SECRET: &[u8] = b"TOP SECRET";
+
+/// A temporary tree: `base/www` is served, `base/outside/secret.txt` must stay unreachable.
+struct Tree {
+    base: PathBuf,
+    www: PathBuf,
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+fn tree() -> Tree {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let base = std::env::temp_dir().join(format!(
+        "peregrine-cli-serve-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&base);
+    let www = base.join("www");
+    let w = |rel: &str, data: &[u8]| {
+        let p = www.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    };
+    w("hello.txt", b"hello world\n");
+    w("index-less/<script>&\"'.txt", b"escaped");
+    w("index-less/b.txt", b"b");
+    w("site/index.html", b"<h1>site</h1>");
+    w("app.js", b"console.log(1)");
+    w("app.js.gz", b"GZIPPED");
+    w(".env", SECRET);
+    w("big.bin", &(0..2_000_000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    std::fs::write(base.join("outside/secret.txt"), SECRET).unwrap();
+    std::os::unix::fs::symlink(base.join("outside/secret.txt"), www.join("link-out.txt")).unwrap();
+    std::os::unix::fs::symlink("../outside", www.join("dir-out")).unwrap();
+    Tree { base, www }
+}
+
+/// The running binary; killed when dropped if still running.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Served {
+    fn start(dir: &Path, extra: &[&str]) -> Served {
+        let mut child = Command::new(BIN)
+            .arg("serve")
+            .arg(dir)
+            .args(["--addr", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start peregrine");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        // "Serving <dir> on http://127.0.0.1:PORT"
+        let url = line.trim_end().rsplit(' ').next().unwrap_or_default();
+        let addr = url.strip_prefix("http://").and_then(|a| a.parse().ok());
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            panic!("no URL in {line:?}");
+        };
+        assert!(line.starts_with("Serving "), "{line}");
+        Served { child, addr }
+    }
+
+    /// Sends SIGTERM and waits for the exit; returns the status and everything on stderr.
+    fn terminate(mut self) -> (ExitStatus, String) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        let status = wait_with_deadline(&mut self.child, Duration::from_secs(10));
+        let mut err = String::new();
+        let mut stderr: ChildStderr = self.child.stderr.take().unwrap();
+        stderr.read_to_string(&mut err).unwrap();
+        (status, err)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_with_deadline(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(start.elapsed() < limit, "process did not exit within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A tiny HTTP/1.1 client: one keep-alive connection, Content-Length framing only (which is
+/// all a static-file server sends).
+struct Client {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        Client { stream, buf: Vec::new() }
+    }
+
+    fn fill(&mut self) -> usize {
+        let mut chunk = vec![0; 64 * 1024];
+        let n = self.stream.read(&mut chunk).expect("read");
+        self.buf.extend_from_slice(&chunk[..n]);
+        n
+    }
+
+    fn request(&mut self, method: &str, target: &str, extra: &[(&str, &str)]) -> Reply {
+        let mut req = format!("{method} {target} HTTP/1.1\r\nHost: localhost\r\n");
+        for (n, v) in extra {
+            req.push_str(&format!("{n}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        self.stream.write_all(req.as_bytes()).unwrap();
+        let end = loop {
+            if let Some(i) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i;
+            }
+            assert!(self.fill() > 0, "connection closed before a response head");
+        };
+        let head = String::from_utf8(self.buf[..end].to_vec()).unwrap();
+        self.buf.drain(..end + 4);
+        let mut lines = head.split("\r\n");
+        let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+        let headers: Vec<(String, String)> = lines
+            .map(|l| {
+                let (n, v) = l.split_once(':').unwrap();
+                (n.to_owned(), v.trim().to_owned())
+            })
+            .collect();
+        let mut reply = Reply { status, headers, body: Vec::new() };
+        if method == "HEAD" || status == 304 {
+            return reply;
+        }
+        let len: usize = reply.header("content-length").expect("content-length").parse().unwrap();
+        while self.buf.len() < len {
+            assert!(self.fill() > 0, "connection closed inside a body");
+        }
+        reply.body = self.buf.drain(..len).collect();
+        reply
+    }
+
+    fn get(&mut self, target: &str) -> Reply {
+        self.request("GET", target, &[])
+    }
+}
+
+#[test]
+fn serves_files_with_types_validators_and_head() {
+    let t = tree();
+    let s = Served::start(&t.www, &["--quiet", "--cache-control", "public, max-age=60"]);
+    let mut c = Client::connect(s.addr);
+    let r = c.get("/hello.txt");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello world\n"[..]));
+    assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
+    assert_eq!(r.header("accept-ranges"), Some("bytes"));
+    assert!(r.header("etag").is_some_and(|e| e.starts_with('"')));
+    assert!(r.header("last-modified").is_some_and(|d| d.ends_with("GMT")));
+
+    // RFC 9110 §9.3.2: HEAD, same headers, no body (the next answer on the connection would
+    // be garbled if one were sent).
+    let h = c.request("HEAD", "/big.bin", &[]);
+    assert_eq!((h.status, h.header("content-length")), (200, Some("2000000")));
+
+    // Large files arrive whole.
+    let big = c.get("/big.bin");
+    assert_eq!(big.body, std::fs::read(t.www.join("big.bin")).unwrap());
+
+    // Directories: redirect to the slash form, index.html, listing.
+    let r = c.get("/site");
+    assert_eq!((r.status, r.header("location")), (301, Some("site/")));
+    assert_eq!(c.get("/site/").body, b"<h1>site</h1>");
+
+    // Only GET and HEAD (RFC 9110 §15.5.6).
+    for m in ["POST", "PUT", "DELETE", "OPTIONS"] {
+        let r = c.request(m, "/hello.txt", &[("Content-Length", "0")]);
+        assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")), "{m}");
+    }
+
+    // Precompressed sibling (RFC 9110 §12.5.3), Content-Type of the original.
+    let r = c.request("GET", "/app.js", &[("Accept-Encoding", "br;q=1, gzip;q=0.5")]);
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(r.header("vary"), Some("accept-encoding"));
+    assert_eq!(r.header("content-type"), Some("text/javascript; charset=utf-8"));
+    assert_eq!(r.body, b"GZIPPED");
+    let r = c.request("GET", "/app.js", &[("Accept-Encoding", "gzip;q=0")]);
+    assert_eq!((r.header("content-encoding"), r.body.as_slice()), (None, &b"console.log(1)"[..]));
+}
+
+#[test]
+fn traversal_attempts_never_reach_outside_files() {
+    let t = tree();
+    let s = Served::start(&t.www, &["--quiet"]);
+    let targets = [
+        "/../outside/secret.txt",
+        "/index-less/../../outside/secret.txt",
+        "/%2e%2e/outside/secret.txt",
+        "/%2E%2E%2Foutside%2Fsecret.txt",
+        "/..%2Foutside/secret.txt",
+        "/..%5Coutside%5Csecret.txt",
+        "/hello.txt%00.html",
+        "/link-out.txt",
+        "/dir-out/secret.txt",
+        "/dir-out/",
+        "/.env",
+        "/%2Eenv",
+    ];
+    for target in targets {
+        // A fresh connection each time: a 400 may close the connection.
+        let r = Client::connect(s.addr).get(target);
+        assert!(r.status == 400 || r.status == 404, "{target}: {}", r.status);
+        assert!(!r.body.windows(SECRET.len()).any(|w| w == SECRET), "{target}");
+    }
+    // The root listing does not show what it would not serve.
+    let listing = String::from_utf8(Client::connect(s.addr).get("/").body).unwrap();
+    for hidden in [".env", "link-out", "dir-out"] {
+        assert!(!listing.contains(hidden), "{hidden} in {listing}");
+    }
+}
+
+#[test]
+fn conditional_and_range_round_trips() {
+    let t = tree();
+    let s = Served::start(&t.www, &["--quiet"]);
+    let mut c = Client::connect(s.addr);
+    let first = c.get("/big.bin");
+    let etag = first.header("etag").unwrap().to_owned();
+    let date = first.header("last-modified").unwrap().to_owned();
+
+    // RFC 9110 §13.1.2 / §13.1.3 → 304 with the validators and no body.
+    let r = c.request("GET", "/big.bin", &[("If-None-Match", &format!("\"other\", {etag}"))]);
+    assert_eq!((r.status, r.header("etag")), (304, Some(etag.as_str())));
+    // RFC 9110 §8.6: a Content-Length on a 304 can only be the 200's.
+    assert!(matches!(r.header("content-length"), None | Some("2000000")), "{r:?}");
+    let r = c.request("GET", "/big.bin", &[("If-Modified-Since", &date)]);
+    assert_eq!(r.status, 304);
+    // §13.1.1 / §13.1.4 → 412.
+    assert_eq!(c.request("GET", "/big.bin", &[("If-Match", "\"other\"")]).status, 412);
+    let old = "Sun, 06 Nov 1994 08:49:37 GMT";
+    assert_eq!(c.request("GET", "/big.bin", &[("If-Unmodified-Since", old)]).status, 412);
+
+    // §14: 206 with Content-Range, the suffix form, If-Range, 416.
+    let r = c.request("GET", "/big.bin", &[("Range", "bytes=100-199")]);
+    assert_eq!((r.status, r.header("content-range")), (206, Some("bytes 100-199/2000000")));
+    assert_eq!(r.body, &first.body[100..200]);
+    let r = c.request("GET", "/big.bin", &[("Range", "bytes=-5")]);
+    assert_eq!(r.body, &first.body[first.body.len() - 5..]);
+    let r = c.request("GET", "/big.bin", &[("Range", "bytes=0-0"), ("If-Range", &etag)]);
+    assert_eq!((r.status, r.body.len()), (206, 1));
+    let r = c.request("GET", "/big.bin", &[("Range", "bytes=0-0"), ("If-Range", "\"stale\"")]);
+    assert_eq!((r.status, r.body.len()), (200, 2_000_000));
+    let r = c.request("GET", "/big.bin", &[("Range", "bytes=2000000-")]);
+    assert_eq!((r.status, r.header("content-range")), (416, Some("bytes */2000000")));
+}
+
+#[test]
+fn listing_escapes_names_and_links_work() {
+    let t = tree();
+    let s = Served::start(&t.www, &["--quiet"]);
+    let mut c = Client::connect(s.addr);
+    let r = c.get("/index-less/");
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let html = String::from_utf8(r.body).unwrap();
+    let href = "./%3Cscript%3E%26%22%27.txt";
+    assert!(
+        html.contains(&format!("<a href=\"{href}\">&lt;script&gt;&amp;&quot;&#39;.txt</a>")),
+        "{html}"
+    );
+    assert!(!html.contains("<script>"), "{html}");
+    // The link resolves to the file.
+    let r = c.get(&format!("/index-less/{}", &href[2..]));
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"escaped"[..]));
+
+    // --no-listing: 403 for the same directory, index.html still served.
+    let quiet = Served::start(&t.www, &["--quiet", "--no-listing"]);
+    let mut c = Client::connect(quiet.addr);
+    assert_eq!(c.get("/index-less/").status, 403);
+    assert_eq!(c.get("/site/").status, 200);
+}
+
+#[test]
+fn access_log_and_graceful_shutdown() {
+    let t = tree();
+    let s = Served::start(&t.www, &[]);
+    let mut c = Client::connect(s.addr);
+    assert_eq!(c.get("/hello.txt").status, 200);
+    assert_eq!(c.get("/missing").status, 404);
+    drop(c);
+    let (status, log) = s.terminate();
+    assert!(status.success(), "{status:?}\n{log}");
+    // One line per request: method, target, status, bytes, duration.
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(" /")).collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].contains("GET /hello.txt 200 12 "), "{log}");
+    assert!(lines[1].contains("GET /missing 404 "), "{log}");
+    assert!(lines.iter().all(|l| l.ends_with('s')), "a duration ends each line: {log}");
+
+    // --quiet: no access log.
+    let s = Served::start(&t.www, &["--quiet"]);
+    assert_eq!(Client::connect(s.addr).get("/hello.txt").status, 200);
+    let (status, log) = s.terminate();
+    assert!(status.success());
+    assert_eq!(log, "", "{log}");
+}
+
+#[test]
+fn startup_errors_exit_2_with_one_line() {
+    let t = tree();
+    struct Case {
+        args: Vec<String>,
+        expect: &'static str,
+    }
+    let busy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy_addr = busy.local_addr().unwrap().to_string();
+    let missing = t.base.join("nope").display().to_string();
+    let file = t.www.join("hello.txt").display().to_string();
+    let www = t.www.display().to_string();
+    let cases = [
+        Case { args: vec![missing.clone()], expect: "no such file or directory" },
+        Case { args: vec![file], expect: "not a directory" },
+        Case {
+            args: vec![www.clone(), "--addr".into(), busy_addr],
+            expect: "address already in use",
+        },
+        Case {
+            args: vec![www.clone(), "--addr".into(), "nonsense".into()],
+            expect: "cannot listen on nonsense",
+        },
+        Case { args: vec![www.clone(), "--bogus".into()], expect: "unexpected argument '--bogus'" },
+        Case {
+            args: vec![www.clone(), "--workers".into(), "0".into()],
+            expect: "invalid value '0'",
+        },
+        Case { args: vec![www, "--cache-control".into(), "a\nb".into()], expect: "invalid value" },
+    ];
+    for c in cases {
+        let out = Command::new(BIN).arg("serve").args(&c.args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{:?}: {err}", c.args);
+        assert!(err.contains(c.expect), "{:?}: {err}", c.args);
+        assert!(out.stdout.is_empty(), "{:?}", c.args);
+        if !c
+            .args
+            .iter()
+            .any(|a| a.starts_with("--bogus") || a == "--workers" || a == "--cache-control")
+        {
+            assert_eq!(err.lines().count(), 1, "one line: {err}");
+        }
+    }
+    drop(busy);
+
+    // A second `peregrine serve` on a port the first one holds (both SO_REUSEPORT) must fail
+    // too, not share the port.
+    let first = Served::start(&t.www, &["--quiet"]);
+    let out = Command::new(BIN)
+        .args(["serve", &t.www.display().to_string(), "--addr", &first.addr.to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("address already in use"), "{err}");
+}
+
+#[test]
+fn help_explains_every_flag_and_default() {
+    let out = Command::new(BIN).args(["serve", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "[DIR]",
+        "[default: .]",
+        "--addr",
+        "[default: 127.0.0.1:8080]",
+        "--workers",
+        "available cores",
+        "--no-listing",
+        "--cache-control",
+        "--quiet",
+    ] {
+        assert!(help.contains(needle), "{needle} missing from:\n{help}");
+    }
+}
+
+/// Memory stays flat while a 1 GiB file is sent: the peak resident size of the server grows by
+/// far less than the file (a sparse file, so the test costs no disk space).
+#[test]
+fn a_1_gib_file_streams_in_flat_memory() {
+    let t = tree();
+    let f = std::fs::File::create(t.www.join("huge.bin")).unwrap();
+    f.set_len(1 << 30).unwrap();
+    drop(f);
+    let s = Served::start(&t.www, &["--quiet", "--workers", "1"]);
+    let mut stream = TcpStream::connect(s.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    stream.write_all(b"GET /huge.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut total = 0u64;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = stream.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+    }
+    assert!(total > 1 << 30, "headers and 1 GiB, got {total}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap();
+    eprintln!("peak RSS while sending 1 GiB: {peak_kb} kB");
+    assert!(peak_kb < 64 * 1024, "peak RSS {peak_kb} kB while sending 1 GiB");
+}

@@ -1,0 +1,414 @@
+//! HTTP/1 wire-format benchmarks, every compared function in one process on the same inputs.
+//!
+//! Run: `cargo bench -p peregrine --bench http1` (ends with the `summary ...` lines).
+//!
+//! - `parse-plaintext`, `parse-browser`, `parse-post`: a whole request head. peregrine's
+//!   `parse_request` (full strict validation, known-header identification) vs picohttpparser
+//!   (`phr_parse_request` through picohttpparser-sys, built with its default `-msse4`) vs
+//!   httparse `Request::parse`. All three are used the idiomatic way: a fresh 16-slot header
+//!   array per request (`[EMPTY_HEADER; 16]`, `[httparse::EMPTY_HEADER; 16]`,
+//!   `[phr_header::default(); 16]`).
+//! - `content-length-short` / `-long`: 65,536 values of 1-4 digits / 19 digits, iterated inside
+//!   the measured routine; `framing::parse_content_length` vs `str::from_utf8` + `parse::<u64>`.
+//!   Reported per value.
+//! - `method-mix`: 65,536 request-line starts with a random standard method;
+//!   `Method::recognize_prefix` vs finding the space and `match`ing the token slice (both
+//!   return the tag and the token length). Reported per line.
+//!
+//! Time is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so time spent descheduled on a
+//! shared machine is not counted.
+#![allow(unsafe_code)]
+
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::{BenchmarkGroup, Criterion, Throughput};
+use peregrine::Method;
+use peregrine::http1::{EMPTY_HEADER, Limits, Status, framing, parse_request};
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Thread CPU time as a criterion measurement.
+mod cpu_time {
+    use super::*;
+
+    pub struct CpuTime;
+
+    fn now_ns() -> u64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is supported on
+        // Linux, and the return value is checked.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    impl Measurement for CpuTime {
+        type Intermediate = u64;
+        type Value = u64;
+        fn start(&self) -> u64 {
+            now_ns()
+        }
+        fn end(&self, start: u64) -> u64 {
+            now_ns().saturating_sub(start)
+        }
+        fn add(&self, a: &u64, b: &u64) -> u64 {
+            a + b
+        }
+        fn zero(&self) -> u64 {
+            0
+        }
+        fn to_f64(&self, v: &u64) -> f64 {
+            *v as f64
+        }
+        fn formatter(&self) -> &dyn ValueFormatter {
+            &NanosFormatter
+        }
+    }
+
+    pub struct NanosFormatter;
+
+    impl ValueFormatter for NanosFormatter {
+        fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+            let (div, unit) = if typical < 1e3 {
+                (1.0, "ns")
+            } else if typical < 1e6 {
+                (1e3, "µs")
+            } else {
+                (1e6, "ms")
+            };
+            values.iter_mut().for_each(|v| *v /= div);
+            unit
+        }
+        fn scale_throughputs(
+            &self,
+            _typical: f64,
+            t: &Throughput,
+            values: &mut [f64],
+        ) -> &'static str {
+            let n = match t {
+                Throughput::Elements(n) | Throughput::Bytes(n) | Throughput::BytesDecimal(n) => {
+                    *n as f64
+                }
+                _ => 1.0,
+            };
+            // elements (or bytes) per CPU-second
+            values.iter_mut().for_each(|v| *v = n * 1e9 / *v);
+            "elem/s"
+        }
+        fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+            "ns"
+        }
+    }
+}
+
+use cpu_time::CpuTime;
+
+const PLAINTEXT: &[u8] = b"GET /plaintext HTTP/1.1\r\n\
+Host: localhost:8080\r\n\
+Accept: text/plain,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7\r\n\
+Connection: keep-alive\r\n\
+\r\n";
+
+const BROWSER: &[u8] = b"GET /products/shoes/running?color=blue&size=42&sort=price_asc HTTP/1.1\r\n\
+Host: shop.example.com\r\n\
+User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36\r\n\
+Accept: text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8\r\n\
+Accept-Language: en-US,en;q=0.9,de;q=0.8\r\n\
+Accept-Encoding: gzip, deflate, br, zstd\r\n\
+Referer: https://shop.example.com/products/shoes?category=running\r\n\
+Cookie: session_id=8f14e45fceea167a5a36dedd4bea2543; csrftoken=Zx8Lq3VnW2pRt7YkHs9JdF4gTbCm6NaE; _ga=GA1.2.1234567890.1712345678; _gid=GA1.2.987654321.1712345678; cart=%7B%22items%22%3A3%2C%22total%22%3A129.97%7D; theme=dark; lang=en-US; consent=analytics%3Dtrue%26ads%3Dfalse\r\n\
+Connection: keep-alive\r\n\
+Upgrade-Insecure-Requests: 1\r\n\
+Sec-Fetch-Dest: document\r\n\
+Sec-Fetch-Mode: navigate\r\n\
+Sec-Fetch-Site: same-origin\r\n\
+\r\n";
+
+const POST: &[u8] = b"POST /api/v1/orders HTTP/1.1\r\n\
+Host: api.example.com\r\n\
+User-Agent: curl/8.5.0\r\n\
+Accept: application/json\r\n\
+Content-Type: application/json; charset=utf-8\r\n\
+Content-Length: 47\r\n\
+\r\n";
+
+fn ours(req: &[u8]) -> usize {
+    let limits = Limits::default();
+    let mut headers = [EMPTY_HEADER; 16];
+    match parse_request(black_box(req), &mut headers, &limits) {
+        Ok(Status::Complete(head)) => head.len + head.headers.len(),
+        _ => 0,
+    }
+}
+
+fn pico(req: &[u8]) -> usize {
+    use picohttpparser_sys::{phr_header, phr_parse_request};
+    let req = black_box(req);
+    let mut headers = [phr_header::default(); 16];
+    let mut num_headers = headers.len();
+    let mut method = std::ptr::null();
+    let mut method_len = 0;
+    let mut path = std::ptr::null();
+    let mut path_len = 0;
+    let mut minor = 0;
+    // SAFETY: `req` is valid for `req.len()` bytes for the whole call; every out pointer points
+    // at a live local; `headers` has `num_headers` slots. picohttpparser only reads `req`.
+    let n = unsafe {
+        phr_parse_request(
+            req.as_ptr().cast(),
+            req.len(),
+            &mut method,
+            &mut method_len,
+            &mut path,
+            &mut path_len,
+            &mut minor,
+            headers.as_mut_ptr(),
+            &mut num_headers,
+            0,
+        )
+    };
+    if n > 0 { n as usize + num_headers } else { 0 }
+}
+
+fn httparse_parse(req: &[u8]) -> usize {
+    let mut headers = [httparse::EMPTY_HEADER; 16];
+    let mut r = httparse::Request::new(&mut headers);
+    match r.parse(black_box(req)) {
+        Ok(httparse::Status::Complete(n)) => n + r.headers.len(),
+        _ => 0,
+    }
+}
+
+fn bench_heads(c: &mut Criterion<CpuTime>) {
+    for (group, req) in [
+        ("parse-plaintext", PLAINTEXT),
+        ("parse-browser", BROWSER),
+        ("parse-post", POST),
+    ] {
+        // All three must accept the input completely and agree on its length.
+        let expect = ours(req);
+        assert!(expect > req.len(), "{group}: peregrine refused its input");
+        assert_eq!(pico(req), expect, "{group}: picohttpparser disagrees");
+        assert_eq!(httparse_parse(req), expect, "{group}: httparse disagrees");
+        let mut g = c.benchmark_group(group);
+        configure(&mut g);
+        g.bench_function("peregrine", |b| b.iter(|| ours(req)));
+        g.bench_function("picohttpparser", |b| b.iter(|| pico(req)));
+        g.bench_function("httparse", |b| b.iter(|| httparse_parse(req)));
+        g.finish();
+    }
+}
+
+/// A deterministic xorshift generator (the inputs must be the same for every peer and run).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+pub const SET: usize = 65_536;
+
+/// `SET` decimal values packed in one buffer: (offset, length) per value.
+fn number_set(rng: &mut Rng, digits: impl Fn(&mut Rng) -> usize) -> (Vec<u8>, Vec<(u32, u8)>) {
+    let mut data = Vec::new();
+    let mut spans = Vec::with_capacity(SET);
+    for _ in 0..SET {
+        let d = digits(rng);
+        let start = data.len();
+        for i in 0..d {
+            // No leading zero (both parsers accept them; keep values realistic).
+            let lo = if i == 0 && d > 1 { 1 } else { 0 };
+            data.push(b'0' + lo + (rng.next() % (10 - u64::from(lo))) as u8);
+        }
+        spans.push((start as u32, d as u8));
+    }
+    (data, spans)
+}
+
+fn bench_content_length(c: &mut Criterion<CpuTime>) {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let short = number_set(&mut rng, |r| 1 + (r.next() % 4) as usize);
+    let long = number_set(&mut rng, |_| 19);
+    for (group, (data, spans)) in [
+        ("content-length-short", &short),
+        ("content-length-long", &long),
+    ] {
+        let values = || {
+            spans
+                .iter()
+                .map(|&(o, l)| &data[o as usize..o as usize + usize::from(l)])
+        };
+        let peer = |v: &[u8]| std::str::from_utf8(v).ok()?.parse::<u64>().ok();
+        for v in values() {
+            assert_eq!(framing::parse_content_length(v), peer(v), "{v:?}");
+        }
+        let mut g = c.benchmark_group(group);
+        configure(&mut g);
+        g.throughput(Throughput::Elements(SET as u64));
+        g.bench_function("peregrine", |b| {
+            b.iter(|| {
+                let mut sum = 0u64;
+                for v in values() {
+                    sum =
+                        sum.wrapping_add(framing::parse_content_length(black_box(v)).unwrap_or(1));
+                }
+                sum
+            })
+        });
+        g.bench_function("std", |b| {
+            b.iter(|| {
+                let mut sum = 0u64;
+                for v in values() {
+                    sum = sum.wrapping_add(peer(black_box(v)).unwrap_or(1));
+                }
+                sum
+            })
+        });
+        g.finish();
+    }
+}
+
+/// The peer for method recognition: find the token end, then `match` the slice.
+fn match_method(line: &[u8]) -> Option<(Method, usize)> {
+    let end = line.iter().position(|&b| b == b' ')?;
+    let m = match &line[..end] {
+        b"GET" => Method::Get,
+        b"HEAD" => Method::Head,
+        b"POST" => Method::Post,
+        b"PUT" => Method::Put,
+        b"DELETE" => Method::Delete,
+        b"CONNECT" => Method::Connect,
+        b"OPTIONS" => Method::Options,
+        b"TRACE" => Method::Trace,
+        b"PATCH" => Method::Patch,
+        _ => return None,
+    };
+    Some((m, end))
+}
+
+const LINE: usize = 24;
+
+fn bench_methods(c: &mut Criterion<CpuTime>) {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut data = Vec::with_capacity(SET * LINE);
+    for _ in 0..SET {
+        let m = peregrine::STANDARD_METHODS[(rng.next() % 9) as usize];
+        let mut line = format!(
+            "{} /r/{} HTTP/1.1",
+            m.as_str().unwrap_or("GET"),
+            rng.next() % 1000
+        )
+        .into_bytes();
+        line.resize(LINE, b' ');
+        data.extend_from_slice(&line);
+    }
+    let lines = || data.chunks_exact(LINE);
+    for l in lines() {
+        assert_eq!(Method::recognize_prefix(l), match_method(l));
+    }
+    let mut g = c.benchmark_group("method-mix");
+    configure(&mut g);
+    g.throughput(Throughput::Elements(SET as u64));
+    g.bench_function("peregrine", |b| {
+        b.iter(|| {
+            let mut acc = 0usize;
+            for l in lines() {
+                if let Some((m, n)) = Method::recognize_prefix(black_box(l)) {
+                    acc = acc.wrapping_add(m as usize + n);
+                }
+            }
+            acc
+        })
+    });
+    g.bench_function("match", |b| {
+        b.iter(|| {
+            let mut acc = 0usize;
+            for l in lines() {
+                if let Some((m, n)) = match_method(black_box(l)) {
+                    acc = acc.wrapping_add(m as usize + n);
+                }
+            }
+            acc
+        })
+    });
+    g.finish();
+}
+
+fn configure(g: &mut BenchmarkGroup<'_, CpuTime>) {
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(2));
+    g.sample_size(60);
+}
+
+/// Where criterion writes its results (same rules as criterion's own lookup).
+fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Path::new(&dir).join("criterion");
+    }
+    let mut dir = std::env::current_dir().unwrap_or_default();
+    loop {
+        let candidate = dir.join("target").join("criterion");
+        if candidate.is_dir() || !dir.pop() {
+            return candidate;
+        }
+    }
+}
+
+/// The median (ns per routine call) of `group/function` if it was measured by this process.
+fn median(group: &str, function: &str, since: SystemTime) -> Option<f64> {
+    let path = criterion_home()
+        .join(group)
+        .join(function)
+        .join("new")
+        .join("estimates.json");
+    let fresh = std::fs::metadata(&path).ok()?.modified().ok()? >= since;
+    if !fresh {
+        return None;
+    }
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    json["median"]["point_estimate"].as_f64()
+}
+
+fn summary(group: &str, peer: &str, per: f64, since: SystemTime) {
+    if let (Some(a), Some(b)) = (
+        median(group, "peregrine", since),
+        median(group, peer, since),
+    ) {
+        let (a, b) = (a / per, b / per);
+        println!(
+            "summary {group}: peregrine {a:.2} ns, {peer} {b:.2} ns, speedup {:.2}x",
+            b / a
+        );
+    }
+}
+
+fn main() {
+    let since = SystemTime::now() - Duration::from_secs(1);
+    let mut c = Criterion::default()
+        .with_measurement(CpuTime)
+        .without_plots()
+        .configure_from_args();
+    bench_heads(&mut c);
+    bench_content_length(&mut c);
+    bench_methods(&mut c);
+    c.final_summary();
+    println!("scan kernel: {}", peregrine::http1::kernel_name());
+    for g in ["parse-plaintext", "parse-browser", "parse-post"] {
+        summary(g, "picohttpparser", 1.0, since);
+        summary(g, "httparse", 1.0, since);
+    }
+    summary("content-length-short", "std", SET as f64, since);
+    summary("content-length-long", "std", SET as f64, since);
+    summary("method-mix", "match", SET as f64, since);
+}

@@ -1,0 +1,183 @@
+//! Choosing a precompressed sibling (`file.br`, `file.gz`) by `Accept-Encoding`
+//! (RFC 9110 §12.5.3).
+
+/// A content coding for which a precompressed sibling file may be served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Coding {
+    /// Brotli (RFC 7932), sibling `NAME.br`.
+    Brotli,
+    /// Gzip (RFC 9110 §8.4.1.3), sibling `NAME.gz`.
+    Gzip,
+}
+
+impl Coding {
+    /// Every coding with a sibling, in the order preferred when the client weighs them equally
+    /// (brotli files are smaller).
+    pub(crate) const ALL: [Coding; 2] = [Coding::Brotli, Coding::Gzip];
+
+    /// The content-coding token, as sent in `Content-Encoding`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coding::Brotli => "br",
+            Coding::Gzip => "gzip",
+        }
+    }
+
+    /// The suffix of the sibling file name.
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            Coding::Brotli => ".br",
+            Coding::Gzip => ".gz",
+        }
+    }
+
+    /// Appended to the entity-tag so each coding has its own tag.
+    pub(crate) fn tag_suffix(self) -> &'static str {
+        match self {
+            Coding::Brotli => "-br",
+            Coding::Gzip => "-gz",
+        }
+    }
+}
+
+/// The codings to try, best first; at most one entry per coding.
+pub(crate) type Preference = [Option<Coding>; 2];
+
+/// The acceptable sibling codings for an `Accept-Encoding` value, best first.
+///
+/// RFC 9110 §12.5.3: a coding is acceptable when listed with a non-zero weight, or matched by
+/// `*` with a non-zero weight and not listed itself; `q=0` excludes. `x-gzip` counts as `gzip`
+/// (§8.4.1.3). A malformed weight counts as 0. Equal weights prefer brotli. A coding weighed
+/// strictly below an explicit `identity` is not used. Without the field we send identity:
+/// the RFC would allow any coding, but clients that cannot decode do not send the field.
+pub(crate) fn preferred(accept_encoding: Option<&[u8]>) -> Preference {
+    let mut out = [None, None];
+    let Some(field) = accept_encoding else {
+        return out;
+    };
+    let mut q = [None::<u16>; 2];
+    let mut star = None::<u16>;
+    let mut identity = None::<u16>;
+    for element in field.split(|&b| b == b',') {
+        let mut parts = element.split(|&b| b == b';');
+        let coding = trim_ows(parts.next().unwrap_or_default());
+        if coding.is_empty() {
+            continue;
+        }
+        let weight = weight(parts);
+        let slot = if coding.eq_ignore_ascii_case(b"br") {
+            &mut q[0]
+        } else if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip") {
+            &mut q[1]
+        } else if coding == b"*" {
+            &mut star
+        } else if coding.eq_ignore_ascii_case(b"identity") {
+            &mut identity
+        } else {
+            continue;
+        };
+        // A repeated coding keeps its first weight.
+        slot.get_or_insert(weight);
+    }
+    let floor = identity.unwrap_or(0);
+    let mut ranked: [(u16, Coding); 2] = [(0, Coding::Brotli), (0, Coding::Gzip)];
+    for (i, c) in Coding::ALL.iter().enumerate() {
+        ranked[i] = (q[i].or(star).unwrap_or(0), *c);
+    }
+    // Stable sort keeps brotli first on equal weights.
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let mut n = 0;
+    for (w, c) in ranked {
+        if w > 0 && w >= floor {
+            out[n] = Some(c);
+            n += 1;
+        }
+    }
+    out
+}
+
+/// The weight of one element from its parameters: `q=` qvalue, default 1 (RFC 9110 §12.4.2).
+/// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`, in thousandths.
+fn weight<'a>(params: impl Iterator<Item = &'a [u8]>) -> u16 {
+    for p in params {
+        let p = trim_ows(p);
+        let Some(v) = p.strip_prefix(b"q=").or_else(|| p.strip_prefix(b"Q=")) else {
+            continue;
+        };
+        return qvalue(v).unwrap_or(0);
+    }
+    1000
+}
+
+fn qvalue(v: &[u8]) -> Option<u16> {
+    let (int, frac) = match v.iter().position(|&b| b == b'.') {
+        Some(dot) => (&v[..dot], &v[dot + 1..]),
+        None => (v, &b""[..]),
+    };
+    if frac.len() > 3 || !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut thousandths = 0u16;
+    for i in 0..3 {
+        thousandths = thousandths * 10 + frac.get(i).map_or(0, |d| u16::from(d - b'0'));
+    }
+    match int {
+        b"0" => Some(thousandths),
+        b"1" if thousandths == 0 => Some(1000),
+        _ => None,
+    }
+}
+
+fn trim_ows(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Coding::*;
+
+    #[test]
+    fn accept_encoding_rfc9110_12_5_3() {
+        struct Case {
+            input: Option<&'static [u8]>,
+            expect: Preference,
+        }
+        let cases = [
+            Case { input: None, expect: [None, None] },
+            Case { input: Some(b""), expect: [None, None] },
+            Case { input: Some(b"gzip"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"x-gzip"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"GZIP, BR"), expect: [Some(Brotli), Some(Gzip)] },
+            Case { input: Some(b"gzip, deflate, br, zstd"), expect: [Some(Brotli), Some(Gzip)] },
+            Case { input: Some(b"br;q=0.5, gzip;q=0.8"), expect: [Some(Gzip), Some(Brotli)] },
+            Case { input: Some(b"br ; q=0.5 ,gzip ;Q=1"), expect: [Some(Gzip), Some(Brotli)] },
+            // q=0 excludes (§12.4.2), in every spelling.
+            Case { input: Some(b"br;q=0, gzip"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"br;q=0.000, gzip;q=0.0"), expect: [None, None] },
+            // "*" matches what is not listed.
+            Case { input: Some(b"*"), expect: [Some(Brotli), Some(Gzip)] },
+            Case { input: Some(b"*;q=0.5, br;q=0"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"*;q=0"), expect: [None, None] },
+            Case { input: Some(b"gzip, *;q=0"), expect: [Some(Gzip), None] },
+            // identity preferred explicitly over a coding.
+            Case { input: Some(b"identity, gzip;q=0.5"), expect: [None, None] },
+            Case { input: Some(b"identity;q=0.5, gzip"), expect: [Some(Gzip), None] },
+            // Malformed weights count as 0.
+            Case { input: Some(b"br;q=2, gzip;q=0.5"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"br;q=1.5, gzip;q=0.1234"), expect: [None, None] },
+            Case { input: Some(b"br;q=, gzip;q=1.000"), expect: [Some(Gzip), None] },
+            // A repeated coding keeps its first weight.
+            Case { input: Some(b"br;q=0, br"), expect: [None, None] },
+        ];
+        for c in cases {
+            assert_eq!(preferred(c.input), c.expect, "{:?}", c.input.map(String::from_utf8_lossy));
+        }
+    }
+}

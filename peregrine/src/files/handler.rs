@@ -1,0 +1,178 @@
+//! [`ServeDir`] as a server [`Handler`]: a request in, a streamed [`Response`] out.
+
+use std::future::{Ready, ready};
+use std::task::Poll;
+
+use http::StatusCode;
+
+use super::{FileBody, FileReply, FileRequest, ServeDir};
+use crate::{Body, Handler, IntoResponse, Request, Response};
+
+/// The request fields the decision reads, in [`FileRequest`] order after `method` and `path`.
+const FIELDS: [&str; 7] = [
+    "if-match",
+    "if-none-match",
+    "if-modified-since",
+    "if-unmodified-since",
+    "range",
+    "if-range",
+    "accept-encoding",
+];
+
+impl Handler for ServeDir {
+    type Output = Response;
+    type Future = Ready<Response>;
+
+    /// Answers for the request's path. The decision runs here, on the worker thread (its
+    /// file-system calls block briefly; see the module docs), and file bodies are read chunk by
+    /// chunk as the connection sends them.
+    fn call(&self, req: Request) -> Ready<Response> {
+        ready(self.serve(&req))
+    }
+}
+
+impl ServeDir {
+    /// Answers a server request for the path of its target.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use peregrine::{Server, files::ServeDir};
+    /// let files = ServeDir::new("./public")?;
+    /// Server::bind("127.0.0.1:8080").run(files)
+    /// # ; Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn serve(&self, req: &Request) -> Response {
+        self.serve_path(req, req.path().as_bytes())
+    }
+
+    /// Answers for `path` (percent-encoded, relative to the root) with the method and header
+    /// fields of `req`: for a mount under a prefix, e.g. a route capturing the rest of the path.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, files::ServeDir};
+    /// let files = ServeDir::new(std::env::temp_dir())?;
+    /// let static_files = move |req: Request| {
+    ///     let rest = req.path().strip_prefix("/static").unwrap_or("").to_owned();
+    ///     std::future::ready(files.serve_path(&req, rest.as_bytes()))
+    /// };
+    /// # fn is_handler<H: peregrine::Handler>(_: &H) {}
+    /// # is_handler(&static_files);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn serve_path(&self, req: &Request, path: &[u8]) -> Response {
+        // One pass over the fields. RFC 9110 §5.3: a field sent on several lines is one
+        // comma-separated list; join such values (rare, so the allocation is too).
+        let mut first: [Option<&[u8]>; 7] = [None; 7];
+        let mut joined: [Option<Vec<u8>>; 7] = Default::default();
+        for (name, value) in req.headers().iter() {
+            let Some(i) = FIELDS.iter().position(|f| f.eq_ignore_ascii_case(name)) else {
+                continue;
+            };
+            match (&first[i], &mut joined[i]) {
+                (None, _) => first[i] = Some(value),
+                (Some(v), slot @ None) => *slot = Some([v, &b", "[..], value].concat()),
+                (Some(_), Some(j)) => {
+                    j.extend_from_slice(b", ");
+                    j.extend_from_slice(value);
+                }
+            }
+        }
+        let field = |i: usize| joined[i].as_deref().or(first[i]);
+        let file_req = FileRequest {
+            method: req.method(),
+            path,
+            if_match: field(0),
+            if_none_match: field(1),
+            if_modified_since: field(2),
+            if_unmodified_since: field(3),
+            range: field(4),
+            if_range: field(5),
+            accept_encoding: field(6),
+        };
+        self.respond(&file_req).into_response()
+    }
+}
+
+impl IntoResponse for FileReply {
+    /// Headers as decided; the body framed with `Content-Length` (for HEAD the length alone,
+    /// RFC 9110 §9.3.2) and, for a file, sent by the server with `sendfile(2)` on Linux or in
+    /// 64 KiB chunks elsewhere: never read whole into memory.
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let len = self.content_length();
+        let mut res = Response::with_status(status, Body::empty());
+        self.for_each_header(|name, value| res.headers_mut().append(name, value.clone()));
+        *res.body_mut() = match self.into_body() {
+            FileBody::Bytes(b) => Body::from(b),
+            // Sent with sendfile(2) on Linux, in 64 KiB chunks elsewhere.
+            FileBody::File(span) => Body::from(span),
+            // HEAD and 304: the length a 200 would have, and nothing to send (the server never
+            // polls the body of either).
+            FileBody::Empty => match len {
+                Some(n) if n > 0 => Body::from_poll_fn_sized(n, |_cx| Poll::Ready(None)),
+                _ => Body::empty(),
+            },
+        };
+        res
+    }
+}
+
+impl From<FileReply> for Response {
+    fn from(reply: FileReply) -> Response {
+        reply.into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Method;
+
+    #[test]
+    fn repeated_fields_are_joined_rfc9110_5_3() {
+        let dir =
+            std::env::temp_dir().join(format!("peregrine-files-handler-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.txt"), b"abc").unwrap();
+        let files = ServeDir::new(&dir).unwrap();
+        let etag = files.respond(&FileRequest::new(Method::Get, b"/a.txt")).header("etag").unwrap();
+        struct Case {
+            fields: Vec<(&'static str, Vec<u8>)>,
+            expect: StatusCode,
+        }
+        let cases = [
+            Case { fields: vec![], expect: StatusCode::OK },
+            // The matching tag is on the second line of If-None-Match.
+            Case {
+                fields: vec![
+                    ("If-None-Match", b"\"x\"".to_vec()),
+                    ("if-none-match", etag.as_bytes().to_vec()),
+                ],
+                expect: StatusCode::NOT_MODIFIED,
+            },
+            Case {
+                fields: vec![
+                    ("Range", b"bytes=0-0".to_vec()),
+                    ("If-Match", etag.as_bytes().to_vec()),
+                ],
+                expect: StatusCode::PARTIAL_CONTENT,
+            },
+            // Two Range lines make an invalid range set: ignored (RFC 9110 §14.2).
+            Case {
+                fields: vec![("Range", b"bytes=0-0".to_vec()), ("Range", b"bytes=1-1".to_vec())],
+                expect: StatusCode::OK,
+            },
+        ];
+        for c in cases {
+            let mut builder = http::Request::builder().uri("/a.txt");
+            for (n, v) in &c.fields {
+                builder = builder.header(*n, v.as_slice());
+            }
+            let req: Request = builder.body(()).unwrap().into();
+            assert_eq!(files.serve(&req).status(), c.expect, "{:?}", c.fields);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

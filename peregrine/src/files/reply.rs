@@ -1,0 +1,278 @@
+//! The answer of the static-file decision: status, headers and a body source.
+
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use http::{HeaderName, HeaderValue};
+
+use super::conditional::Validators;
+use super::encoding::Coding;
+
+/// A short string stored inline (header values we format per request, without allocating).
+#[derive(Clone, Copy)]
+pub(crate) struct Text<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Text<N> {
+    pub(crate) const fn new() -> Self {
+        Text { buf: [0; N], len: 0 }
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<const N: usize> fmt::Write for Text<N> {
+    /// Writes all of `s` or nothing (the value stays a whole, valid string).
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl<const N: usize> fmt::Debug for Text<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&String::from_utf8_lossy(self.as_bytes()), f)
+    }
+}
+
+/// Where the content of a [`FileReply`] comes from.
+#[derive(Debug)]
+pub enum FileBody {
+    /// No content: HEAD, 304, 412, 416, redirects.
+    Empty,
+    /// Content held in memory: a directory listing or a short error message.
+    Bytes(Bytes),
+    /// A span of an open file, to be read in chunks with [`FileSpan::read_chunk`].
+    File(FileSpan),
+}
+
+/// A byte span of an open file: the content of a 200 or 206 answer.
+///
+/// The file is never read whole: [`FileSpan::read_chunk`] reads at most one chunk per call
+/// with positioned reads (`pread`), so memory stays flat whatever the file size.
+#[derive(Debug)]
+pub struct FileSpan {
+    file: Arc<File>,
+    offset: u64,
+    remaining: u64,
+}
+
+impl FileSpan {
+    /// The `len` bytes of `file` from `offset` on. The file should hold them: if it is
+    /// shorter when read, the body fails (and the server closes the connection).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::Arc;
+    /// use peregrine::{Body, files::FileSpan};
+    /// let path = std::env::temp_dir().join(format!("peregrine-span-{}", std::process::id()));
+    /// std::fs::write(&path, b"0123456789")?;
+    /// let span = FileSpan::new(Arc::new(std::fs::File::open(&path)?), 2, 5);
+    /// assert_eq!(Body::from(span).size_hint(), Some(5));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn new(file: Arc<File>, offset: u64, len: u64) -> FileSpan {
+        FileSpan { file, offset, remaining: len }
+    }
+
+    /// Marks `n` bytes as sent by other means (the server's `sendfile(2)`).
+    pub(crate) fn advance(&mut self, n: u64) {
+        let n = n.min(self.remaining);
+        self.offset += n;
+        self.remaining -= n;
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> u64 {
+        self.remaining
+    }
+
+    /// The offset of the next byte to read.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The open file (for `sendfile` and similar zero-copy paths).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Reads the next chunk of at most `max` bytes; `Ok(None)` once the span is done.
+    ///
+    /// Blocking (a positioned read on the file).
+    ///
+    /// # Errors
+    /// An I/O error from the read, or `UnexpectedEof` when the file shrank after the answer
+    /// was decided: its length was already promised, so the caller must end the connection
+    /// rather than finish the message.
+    pub fn read_chunk(&mut self, max: usize) -> io::Result<Option<Bytes>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        let want = usize::try_from(self.remaining).unwrap_or(usize::MAX).min(max.max(1));
+        let mut buf = BytesMut::zeroed(want);
+        let mut filled = 0;
+        while filled < want {
+            match read_at(&self.file, &mut buf[filled..], self.offset + filled as u64) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "file shrank while being served",
+                    ));
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.offset += want as u64;
+        self.remaining -= want as u64;
+        Ok(Some(buf.freeze()))
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// The decided answer to a static-file request: status, headers and body source.
+///
+/// Header values are [`HeaderValue`]s that a cached file shares between answers, so a cache
+/// hit formats and allocates nothing for them; [`FileReply::for_each_header`] hands them to
+/// whatever writes the response.
+#[derive(Debug)]
+pub struct FileReply {
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<HeaderValue>,
+    pub(crate) content_length: Option<u64>,
+    pub(crate) validators: Option<Validators>,
+    pub(crate) cache_control: Option<HeaderValue>,
+    pub(crate) content_range: Option<HeaderValue>,
+    pub(crate) content_encoding: Option<Coding>,
+    pub(crate) vary_accept_encoding: bool,
+    pub(crate) allow: bool,
+    pub(crate) accept_ranges: bool,
+    pub(crate) location: Option<HeaderValue>,
+    pub(crate) body: FileBody,
+}
+
+impl FileReply {
+    pub(crate) fn new(status: u16) -> FileReply {
+        FileReply {
+            status,
+            content_type: None,
+            content_length: None,
+            validators: None,
+            cache_control: None,
+            content_range: None,
+            content_encoding: None,
+            vary_accept_encoding: false,
+            allow: false,
+            accept_ranges: false,
+            location: None,
+            body: FileBody::Empty,
+        }
+    }
+
+    /// A short plain-text answer (errors); for HEAD the same headers and no body.
+    pub(crate) fn text(status: u16, message: &'static str, head: bool) -> FileReply {
+        let mut r = FileReply::new(status);
+        r.content_type = Some(HeaderValue::from_static("text/plain; charset=utf-8"));
+        r.content_length = Some(message.len() as u64);
+        if !head {
+            r.body = FileBody::Bytes(Bytes::from_static(message.as_bytes()));
+        }
+        r
+    }
+
+    /// The status code.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The length of the content this answer describes, for `Content-Length`.
+    ///
+    /// For HEAD it is the length a GET would send (RFC 9110 §9.3.2) while the body is empty.
+    /// For 304 likewise the length of the 200 (RFC 9110 §8.6: a 304 may carry Content-Length
+    /// only with that value). `None` when unknown.
+    pub fn content_length(&self) -> Option<u64> {
+        self.content_length
+    }
+
+    /// Calls `f` with every header field of the answer, except `Content-Length` (see
+    /// [`FileReply::content_length`]) and `Date` (the server's).
+    pub fn for_each_header(&self, mut f: impl FnMut(HeaderName, &HeaderValue)) {
+        use http::header;
+        const BYTES: HeaderValue = HeaderValue::from_static("bytes");
+        const ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
+        const GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
+        if let Some(ct) = &self.content_type {
+            f(header::CONTENT_TYPE, ct);
+        }
+        if let Some(v) = &self.validators {
+            f(header::ETAG, &v.etag);
+            if let Some(lm) = &v.last_modified_value {
+                f(header::LAST_MODIFIED, lm);
+            }
+        }
+        if let Some(cc) = &self.cache_control {
+            f(header::CACHE_CONTROL, cc);
+        }
+        if let Some(cr) = &self.content_range {
+            f(header::CONTENT_RANGE, cr);
+        }
+        if let Some(ce) = self.content_encoding {
+            f(header::CONTENT_ENCODING, &HeaderValue::from_static(ce.as_str()));
+        }
+        if self.vary_accept_encoding {
+            f(header::VARY, &ACCEPT_ENCODING);
+        }
+        if self.accept_ranges {
+            f(header::ACCEPT_RANGES, &BYTES);
+        }
+        if self.allow {
+            f(header::ALLOW, &GET_HEAD);
+        }
+        if let Some(loc) = &self.location {
+            f(header::LOCATION, loc);
+        }
+    }
+
+    /// The value of one header field (name in lower case), for tests and logging.
+    pub fn header(&self, name: &str) -> Option<HeaderValue> {
+        let mut out = None;
+        self.for_each_header(|n, v| {
+            if out.is_none() && n.as_str() == name {
+                out = Some(v.clone());
+            }
+        });
+        out
+    }
+
+    /// The body source.
+    pub fn body(&self) -> &FileBody {
+        &self.body
+    }
+
+    /// Takes the body source out of the answer.
+    pub fn into_body(self) -> FileBody {
+        self.body
+    }
+}

@@ -1,0 +1,61 @@
+//! Sending a file span to a socket with `sendfile(2)`: the kernel moves the bytes from the page
+//! cache to the socket without a pass through user space (nginx's `sendfile on`). Measured on
+//! a 1 MiB file (bench/static.sh, loaded 2-core VM): server CPU per response fell from
+//! 550-880 µs (64 KiB `pread` + `write` chunks) to 110-140 µs (nginx: 145-185 µs). The caller
+//! corks the socket around head and file (nginx's `tcp_nopush`), so the head does not leave
+//! as a small segment of its own: without it, 1 MiB req/s stayed at 0.5-0.75x nginx's.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+
+use crate::files::FileSpan;
+
+/// Linux transfers at most this many bytes per call (`MAX_RW_COUNT`).
+const MAX_PER_CALL: u64 = 0x7fff_f000;
+
+/// Sends the rest of `span` on `stream`, waiting for the socket when its buffer is full.
+///
+/// # Errors
+/// A socket or file error; `TimedOut` when the socket accepts nothing for `write_timeout`;
+/// `UnexpectedEof` when the file ends before the span does (its length was promised, so the
+/// caller must close the connection).
+pub(crate) async fn send_file(
+    stream: &TcpStream,
+    span: &mut FileSpan,
+    write_timeout: Duration,
+) -> io::Result<()> {
+    while span.remaining() > 0 {
+        match stream.try_io(Interest::WRITABLE, || sendfile_once(stream.as_raw_fd(), span)) {
+            Ok(0) => {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank while sent"));
+            }
+            Ok(n) => span.advance(n as u64),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                tokio::time::timeout(write_timeout, stream.writable())
+                    .await
+                    .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// One `sendfile(2)` call from the span's offset; the span is advanced by the caller.
+fn sendfile_once(socket: RawFd, span: &FileSpan) -> io::Result<usize> {
+    let mut offset = libc::off_t::try_from(span.offset())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // Bounded by MAX_PER_CALL, so it fits usize on every target.
+    let count = span.remaining().min(MAX_PER_CALL) as usize;
+    // SAFETY: both descriptors stay open for the call (`socket` belongs to a live TcpStream
+    // borrowed by the caller, the file to the span's `Arc<File>`), and `offset` points to a
+    // local the kernel may write for the duration of the call only.
+    let n = unsafe { libc::sendfile(socket, span.file().as_raw_fd(), &mut offset, count) };
+    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
