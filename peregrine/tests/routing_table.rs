@@ -424,7 +424,7 @@ fn non_send_futures_are_routed() {
     assert_eq!(c.response().body, b"rc 5");
 }
 
-/// A handler whose future is larger than the inline storage is still served (boxed).
+/// A handler whose future is larger than a future slot is still served (boxed).
 #[test]
 fn oversized_futures_are_boxed_and_served() {
     let router = Router::new().route(
