@@ -14,6 +14,27 @@
 //! };
 //! assert_eq!(head.target, "/hello");
 //! ```
+//!
+//! ## Routing
+//!
+//! A [`Router`] maps methods and URI templates to handlers and is itself a [`Handler`]: give it
+//! to the server. Parameters reach the handler through [`Request::param`]; see [`routing`].
+//!
+//! ```
+//! use peregrine::routing::get;
+//! use peregrine::{Request, Router, Server};
+//!
+//! async fn show_user(req: Request) -> String {
+//!     format!("user {}", req.param("id").unwrap_or_default())
+//! }
+//!
+//! let app = Router::new().route("/users/{id}", get(show_user));
+//! let server = Server::bind("127.0.0.1:0").workers(1).spawn(app)?;
+//! println!("listening on {}", server.local_addr());
+//! server.shutdown();
+//! server.join()?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -28,6 +49,7 @@ mod method;
 mod request;
 mod response;
 pub mod router;
+pub mod routing;
 pub mod server;
 
 pub use body::{Body, BodyError, BodySender};
@@ -35,6 +57,7 @@ pub use handler::Handler;
 pub use method::{Method, STANDARD_METHODS};
 pub use request::{Headers, INLINE_HEADERS, Request};
 pub use response::{HeaderList, IntoResponse, Response};
+pub use routing::Router;
 pub use server::{Server, ServerHandle};
 
 // The README's Rust examples are compiled (and the runnable ones run) as doctests.

@@ -171,12 +171,14 @@ pub struct Request {
     head: Bytes,
     spans: HeadSpans,
     body: Body,
+    /// Set by [`Router`](crate::Router) when it matches a route (see `routing::params`).
+    pub(crate) route_params: crate::routing::params::RouteParams,
 }
 
 impl Request {
     /// Assembles a request from a head split off the read buffer and its spans.
     pub(crate) fn from_parts(head: Bytes, spans: HeadSpans, body: Body) -> Request {
-        Request { head, spans, body }
+        Request { head, spans, body, route_params: Default::default() }
     }
 
     fn text(&self, span: Span) -> &str {
@@ -404,7 +406,7 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             query,
             fields,
         };
-        Request { head: buf.freeze(), spans, body: body.into() }
+        Request { head: buf.freeze(), spans, body: body.into(), route_params: Default::default() }
     }
 }
 
