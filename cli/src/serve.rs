@@ -96,9 +96,6 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
     };
 
-    if let Err(e) = probe_free(&args.addr) {
-        return fail(format_args!("cannot listen on {}: {}", args.addr, describe(&e)));
-    }
     let mut server = Server::bind(args.addr.as_str());
     if let Some(n) = args.workers {
         server = server.workers(usize::from(n));
@@ -127,22 +124,6 @@ pub fn run(args: ServeArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Fails when another process listens on the address already.
-///
-/// The server binds one `SO_REUSEPORT` listener per worker, and Linux lets any process of the
-/// same user join such a group: a second `peregrine serve` on a busy port would silently share
-/// it. A plain bind (no `SO_REUSEPORT`) fails on a port anyone listens on; it is released at
-/// once. Port 0 needs no check: the kernel picks a free port.
-fn probe_free(addr: &str) -> io::Result<()> {
-    use std::net::{TcpListener, ToSocketAddrs};
-    for a in addr.to_socket_addrs()? {
-        if a.port() != 0 {
-            drop(TcpListener::bind(a)?);
-        }
-    }
-    Ok(())
 }
 
 fn fail(msg: std::fmt::Arguments<'_>) -> ExitCode {

@@ -152,3 +152,16 @@ fn several_workers_share_the_port() {
         assert_eq!(c.response().body, b"hello");
     }
 }
+
+#[test]
+fn binding_a_port_another_server_listens_on_fails() {
+    // Both servers use SO_REUSEPORT, which would let the second join the first one's group and
+    // silently take a share of its connections; the second must fail to bind instead.
+    let first = spawn(app);
+    let err = peregrine::Server::bind(first.local_addr()).workers(2).spawn(app).err();
+    assert_eq!(err.map(|e| e.kind()), Some(std::io::ErrorKind::AddrInUse));
+    // A plain listener on the port is refused too.
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let err = peregrine::Server::bind(plain.local_addr().unwrap()).spawn(app).err();
+    assert_eq!(err.map(|e| e.kind()), Some(std::io::ErrorKind::AddrInUse));
+}

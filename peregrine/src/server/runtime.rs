@@ -50,6 +50,12 @@ pub(crate) fn bind_all(
         (0..workers).map(|_| Vec::new()).collect();
     let mut bound = Vec::with_capacity(addrs.len());
     for &addr in addrs {
+        // Linux lets any socket of the same user join a SO_REUSEPORT group, so a port another
+        // server listens on would be shared silently. A plain bind fails on a port anyone
+        // listens on; the probe is closed at once. Port 0 needs none: the kernel picks a free one.
+        if addr.port() != 0 {
+            drop(std::net::TcpListener::bind(addr)?);
+        }
         let first = bind_listener(addr)?;
         let local = first.local_addr()?;
         bound.push(local);
