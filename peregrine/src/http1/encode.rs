@@ -240,7 +240,7 @@ pub(crate) fn check_field(name: &str, value: &[u8]) -> Result<(), EncodeError> {
 }
 
 /// `field-line = field-name ":" OWS field-value OWS` (RFC 9112 §5), with one SP as OWS.
-#[inline]
+#[inline(always)]
 fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
     // One growth check for the line; the copies below then only move bytes.
     out.reserve(name.len() + value.len() + 4);
@@ -252,7 +252,7 @@ fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
 
 /// `Date: <IMF-fixdate>` CRLF (RFC 9110 §6.6.1): a fixed 37-byte line built on the stack and
 /// appended in one copy of a constant length (which the compiler turns into a few moves).
-#[inline]
+#[inline(always)]
 fn write_date(date: &ImfFixdate, out: &mut Vec<u8>) {
     let mut line = [0u8; 37];
     line[..6].copy_from_slice(b"Date: ");
@@ -263,7 +263,7 @@ fn write_date(date: &ImfFixdate, out: &mut Vec<u8>) {
 
 /// `Content-Length: <n>` CRLF (RFC 9110 §8.6), built on the stack in one array of the longest
 /// line's size, appended whole (a constant-length copy) and cut to the real length.
-#[inline]
+#[inline(always)]
 fn write_content_length(n: u64, out: &mut Vec<u8>) {
     const PREFIX: &[u8; 16] = b"Content-Length: ";
     let mut line = [0u8; 16 + 20 + 2];
@@ -302,6 +302,7 @@ fn decimal_len(mut n: u64) -> usize {
 }
 
 /// `status-line = HTTP-version SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4).
+#[inline(always)]
 fn write_status_line(status: u16, out: &mut Vec<u8>) {
     // Every status with a reason phrase has its whole line precomputed: one copy.
     if let Some(line) = status_line(status) {
