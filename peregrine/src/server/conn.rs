@@ -8,7 +8,8 @@
 //! The handler's future is polled inline, inside this connection's future (which is generic
 //! over the handler): no allocation per request. While waiting for the next request the
 //! connection hands its empty buffers back to the worker's pool, so an idle connection holds
-//! only its task and socket.
+//! only its task and socket; only the first 64 connections of a worker keep theirs
+//! (`BufPool::hold`), which saves the handback and retake per request for them.
 
 use std::future::{Future, poll_fn};
 use std::io;
@@ -136,6 +137,7 @@ pub(crate) fn serve<H: Handler>(
         wpos: 0,
         date: None,
         timer_at: None,
+        holding: false,
     };
     let started = Instant::now();
     async move {
@@ -175,6 +177,16 @@ struct Conn<H: Handler> {
     /// task's waker is registered with the timer for that deadline until it fires, so a wait
     /// for the same deadline need not poll the timer again (~120 instructions per wait).
     timer_at: Option<Instant>,
+    /// This connection keeps its buffers while idle ([`super::buffers::BufPool::hold`]).
+    holding: bool,
+}
+
+impl<H: Handler> Drop for Conn<H> {
+    fn drop(&mut self) {
+        if self.holding {
+            self.worker.buffers.unhold();
+        }
+    }
 }
 
 impl<H: Handler> Conn<H> {
@@ -581,7 +593,7 @@ impl<H: Handler> Conn<H> {
         partial: bool,
     ) -> Result<(), Close> {
         self.flush(sleep).await?;
-        let Conn { io, worker, wbuf, wpos, idle, timer_at, .. } = self;
+        let Conn { io, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
         let (io, worker, idle) = (&**io, &**worker, *idle);
         let keep_alive = worker.config.keep_alive_timeout;
         let mut pending: Option<Instant> = None;
@@ -592,8 +604,12 @@ impl<H: Handler> Conn<H> {
                 return Poll::Ready(ready.map_err(Close::from));
             }
             let deadline = *pending.get_or_insert_with(|| {
-                if !partial {
+                // A few connections per worker keep their buffers (a bounded amount of memory);
+                // the others hand them back, so idle connections cost no buffer.
+                if !partial && !*holding && !worker.buffers.hold() {
                     release_buffers(io, worker, wbuf, wpos);
+                } else if !partial {
+                    *holding = true;
                 }
                 let deadline = deadline.unwrap_or_else(|| Instant::now() + keep_alive);
                 if arm(sleep, deadline) {
