@@ -190,7 +190,7 @@ fn write_head_with<'f>(
         write_field(name.as_bytes(), value, out);
     }
     if let (Some(date), false) = (head.date, own_date) {
-        write_field(b"Date", date.as_bytes(), out);
+        write_date(date, out);
     }
     if let (Some(server), false) = (head.server, own_server) {
         if has_value_ctl(server) {
@@ -206,11 +206,7 @@ fn write_head_with<'f>(
     match body {
         BodyLength::Length(0) if bodiless => {}
         _ if bodiless => return Err(EncodeError::BodyNotAllowed),
-        BodyLength::Length(n) => {
-            out.extend_from_slice(b"Content-Length: ");
-            write_decimal(n, out);
-            out.extend_from_slice(b"\r\n");
-        }
+        BodyLength::Length(n) => write_content_length(n, out),
         BodyLength::Chunked if head.request_version == Version::Http10 => {
             return Err(EncodeError::ChunkedInHttp10);
         }
@@ -243,16 +239,76 @@ pub(crate) fn check_field(name: &str, value: &[u8]) -> Result<(), EncodeError> {
     Ok(())
 }
 
-#[inline]
+/// `field-line = field-name ":" OWS field-value OWS` (RFC 9112 §5), with one SP as OWS.
+#[inline(always)]
 fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    // One growth check for the line; the copies below then only move bytes.
+    out.reserve(name.len() + value.len() + 4);
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
 }
 
+/// `Date: <IMF-fixdate>` CRLF (RFC 9110 §6.6.1): a fixed 37-byte line built on the stack and
+/// appended in one copy of a constant length (which the compiler turns into a few moves).
+#[inline(always)]
+fn write_date(date: &ImfFixdate, out: &mut Vec<u8>) {
+    let mut line = [0u8; 37];
+    line[..6].copy_from_slice(b"Date: ");
+    line[6..35].copy_from_slice(date.as_bytes());
+    line[35..].copy_from_slice(b"\r\n");
+    out.extend_from_slice(&line);
+}
+
+/// `Content-Length: <n>` CRLF (RFC 9110 §8.6), built on the stack in one array of the longest
+/// line's size, appended whole (a constant-length copy) and cut to the real length.
+#[inline(always)]
+fn write_content_length(n: u64, out: &mut Vec<u8>) {
+    const PREFIX: &[u8; 16] = b"Content-Length: ";
+    let mut line = [0u8; 16 + 20 + 2];
+    line[..16].copy_from_slice(PREFIX);
+    let len = decimal_len(n);
+    let end = 16 + len;
+    let mut pos = end;
+    let mut n = n;
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        pos -= 2;
+        line[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        line[pos - 2..pos].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        line[pos - 1] = b'0' + n as u8;
+    }
+    line[end..end + 2].copy_from_slice(b"\r\n");
+    let start = out.len();
+    out.extend_from_slice(&line);
+    out.truncate(start + end + 2);
+}
+
+/// The number of decimal digits of `n` (1 for 0).
+#[inline]
+fn decimal_len(mut n: u64) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
 /// `status-line = HTTP-version SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4).
+#[inline(always)]
 fn write_status_line(status: u16, out: &mut Vec<u8>) {
+    // Every status with a reason phrase has its whole line precomputed: one copy.
+    if let Some(line) = status_line(status) {
+        out.extend_from_slice(line);
+        return;
+    }
     out.extend_from_slice(b"HTTP/1.1 ");
     let digits =
         [b'0' + (status / 100) as u8, b'0' + (status / 10 % 10) as u8, b'0' + (status % 10) as u8];
@@ -262,65 +318,83 @@ fn write_status_line(status: u16, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// The canonical reason phrase of a status code (RFC 9110 §15), or `""` for codes it does not
-/// define (the reason phrase is optional, RFC 9112 §4).
-///
-/// # Examples
-/// ```
-/// assert_eq!(peregrine::http1::encode::reason_phrase(404), "Not Found");
-/// assert_eq!(peregrine::http1::encode::reason_phrase(599), "");
-/// ```
-pub const fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        203 => "Non-Authoritative Information",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        300 => "Multiple Choices",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        305 => "Use Proxy",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        402 => "Payment Required",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        406 => "Not Acceptable",
-        407 => "Proxy Authentication Required",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        411 => "Length Required",
-        412 => "Precondition Failed",
-        413 => "Content Too Large",
-        414 => "URI Too Long",
-        415 => "Unsupported Media Type",
-        416 => "Range Not Satisfiable",
-        417 => "Expectation Failed",
-        421 => "Misdirected Request",
-        422 => "Unprocessable Content",
-        426 => "Upgrade Required",
-        428 => "Precondition Required",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        _ => "",
-    }
+/// Defines [`reason_phrase`] and `status_line` from one list, so the precomputed status
+/// lines cannot disagree with the reason phrases.
+macro_rules! statuses {
+    ($($code:literal => $reason:literal,)*) => {
+        /// The canonical reason phrase of a status code (RFC 9110 §15), or `""` for codes it does not
+        /// define (the reason phrase is optional, RFC 9112 §4).
+        ///
+        /// # Examples
+        /// ```
+        /// assert_eq!(peregrine::http1::encode::reason_phrase(404), "Not Found");
+        /// assert_eq!(peregrine::http1::encode::reason_phrase(599), "");
+        /// ```
+        pub const fn reason_phrase(status: u16) -> &'static str {
+            match status {
+                $($code => $reason,)*
+                _ => "",
+            }
+        }
+
+        /// The whole status line of a status that has a reason phrase (RFC 9112 §4).
+        const fn status_line(status: u16) -> Option<&'static [u8]> {
+            match status {
+                $($code => Some(concat!("HTTP/1.1 ", $code, " ", $reason, "\r\n").as_bytes()),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+statuses! {
+    100 => "Continue",
+    101 => "Switching Protocols",
+    200 => "OK",
+    201 => "Created",
+    202 => "Accepted",
+    203 => "Non-Authoritative Information",
+    204 => "No Content",
+    205 => "Reset Content",
+    206 => "Partial Content",
+    300 => "Multiple Choices",
+    301 => "Moved Permanently",
+    302 => "Found",
+    303 => "See Other",
+    304 => "Not Modified",
+    305 => "Use Proxy",
+    307 => "Temporary Redirect",
+    308 => "Permanent Redirect",
+    400 => "Bad Request",
+    401 => "Unauthorized",
+    402 => "Payment Required",
+    403 => "Forbidden",
+    404 => "Not Found",
+    405 => "Method Not Allowed",
+    406 => "Not Acceptable",
+    407 => "Proxy Authentication Required",
+    408 => "Request Timeout",
+    409 => "Conflict",
+    410 => "Gone",
+    411 => "Length Required",
+    412 => "Precondition Failed",
+    413 => "Content Too Large",
+    414 => "URI Too Long",
+    415 => "Unsupported Media Type",
+    416 => "Range Not Satisfiable",
+    417 => "Expectation Failed",
+    421 => "Misdirected Request",
+    422 => "Unprocessable Content",
+    426 => "Upgrade Required",
+    428 => "Precondition Required",
+    429 => "Too Many Requests",
+    431 => "Request Header Fields Too Large",
+    500 => "Internal Server Error",
+    501 => "Not Implemented",
+    502 => "Bad Gateway",
+    503 => "Service Unavailable",
+    504 => "Gateway Timeout",
+    505 => "HTTP Version Not Supported",
 }
 
 /// Pairs of decimal digits "00".."99", so a number is written two digits per step.
@@ -329,28 +403,6 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
-
-/// Appends `n` in decimal (the `itoa` technique: two digits per division, from the end of a
-/// stack buffer), without allocating beyond `out`'s growth.
-pub(crate) fn write_decimal(mut n: u64, out: &mut Vec<u8>) {
-    let mut buf = [0u8; 20];
-    let mut pos = buf.len();
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        pos -= 2;
-        buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-    }
-    if n >= 10 {
-        let pair = n as usize * 2;
-        pos -= 2;
-        buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-    } else {
-        pos -= 1;
-        buf[pos] = b'0' + n as u8;
-    }
-    out.extend_from_slice(&buf[pos..]);
-}
 
 #[cfg(test)]
 mod tests {
@@ -495,7 +547,7 @@ mod tests {
     }
 
     #[test]
-    fn decimal_matches_std() {
+    fn content_length_line_matches_std_rfc9110_8_6() {
         let mut values: Vec<u64> = (0..2000).collect();
         for e in 0..20 {
             let p = 10u64.pow(e);
@@ -503,9 +555,9 @@ mod tests {
         }
         values.push(u64::MAX);
         for n in values {
-            let mut out = Vec::new();
-            write_decimal(n, &mut out);
-            assert_eq!(out, n.to_string().as_bytes());
+            let mut out = b"x".to_vec();
+            write_content_length(n, &mut out);
+            assert_eq!(out, format!("xContent-Length: {n}\r\n").as_bytes());
         }
     }
 }

@@ -109,6 +109,32 @@ pub struct ResponseFraming {
 /// ```
 pub fn request_framing(head: &RequestHead<'_, '_>) -> Result<RequestFraming, ParseError> {
     let known = &head.known;
+    // Fast path: no field that bears on framing but Host, the shape of most requests (a GET).
+    // Rules 1–4, 6 and 7 have nothing to check; what remains is the Host rule and the default
+    // persistence. `framing_fast_path_matches_general` checks both paths agree on every row.
+    if known.count(HeaderId::TransferEncoding)
+        + known.count(HeaderId::ContentLength)
+        + known.count(HeaderId::Connection)
+        + known.count(HeaderId::Expect)
+        == 0
+    {
+        check_host(head)?;
+        // RFC 9112 §6.3 rule 7: no body; RFC 9112 §9.3: HTTP/1.1 persists by default, HTTP/1.0
+        // only with a `keep-alive` option, which needs a Connection field; no Upgrade without
+        // the `upgrade` connection option (RFC 9110 §7.8).
+        return Ok(RequestFraming {
+            body: BodyLength::Length(0),
+            keep_alive: head.version == Version::Http11,
+            expect_continue: false,
+            upgrade: false,
+        });
+    }
+    request_framing_general(head)
+}
+
+/// [`request_framing`] without its fast path: every rule, in order.
+fn request_framing_general(head: &RequestHead<'_, '_>) -> Result<RequestFraming, ParseError> {
+    let known = &head.known;
     let http11 = head.version == Version::Http11;
     let values = |id| head.all(id).map(|h: &Header<'_>| h.value);
 
@@ -479,9 +505,12 @@ mod tests {
     fn run(cases: &[Case<'_>]) {
         for c in cases {
             let hs = headers(c.fields);
-            let got = request_framing(&head(c.method, c.target, c.version, &hs))
-                .map(|f| (f.body, f.keep_alive, f.expect_continue, f.upgrade));
+            let h = head(c.method, c.target, c.version, &hs);
+            let got =
+                request_framing(&h).map(|f| (f.body, f.keep_alive, f.expect_continue, f.upgrade));
             assert_eq!(got, c.expect, "{}: {:?} {:?} {:?}", c.rfc, c.method, c.target, c.fields);
+            // The fast path and the general one agree on every row.
+            assert_eq!(request_framing(&h), request_framing_general(&h), "{}", c.rfc);
         }
     }
 
@@ -788,6 +817,51 @@ mod tests {
             connect(&[H, ("Content-Length", b"1")], Err(E::InvalidFraming)),
             connect(&[H, ("Transfer-Encoding", b"chunked")], Err(E::InvalidFraming)),
         ]);
+    }
+
+    /// RFC 9112 §6.3, §9.3, §3.2: the fast path (no framing field but Host) and the general
+    /// path give the same result on every combination of version, method, target and the
+    /// fields the fast path skips over.
+    #[test]
+    fn framing_fast_path_matches_general() {
+        let methods = [Method::Get, Method::Post, Method::Head, Method::Connect];
+        let targets = ["/", "*", "http://a.example/x", "a.example:443"];
+        let hosts: [&[(&str, &[u8])]; 6] = [
+            &[],
+            &[("Host", b"a.example")],
+            &[("Host", b"a.example:443")],
+            &[("Host", b"a b")],
+            &[("Host", b"a.example"), ("Host", b"a.example")],
+            &[("Host", b"[::1]")],
+        ];
+        let extras: [&[(&str, &[u8])]; 5] = [
+            &[],
+            &[("Upgrade", b"websocket")],
+            &[("Accept", b"*/*")],
+            &[("Connection", b"close")],
+            &[("Content-Length", b"0")],
+        ];
+        let mut fast = 0;
+        for version in [V10, V11] {
+            for &method in &methods {
+                for target in targets {
+                    for host in hosts {
+                        for extra in extras {
+                            let fields: Vec<_> = host.iter().chain(extra).copied().collect();
+                            let hs = headers(&fields);
+                            let h = head(method, target, version, &hs);
+                            fast += usize::from(h.known.count(HeaderId::Connection) == 0);
+                            assert_eq!(
+                                request_framing(&h),
+                                request_framing_general(&h),
+                                "{version:?} {method:?} {target} {fields:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(fast > 0);
     }
 
     #[test]

@@ -28,12 +28,14 @@ pub(crate) fn parse_host_port(v: &[u8]) -> Option<HostPort<'_>> {
         }
         (lit, rest)
     } else {
-        let colon = v.iter().position(|&b| b == b':').unwrap_or(v.len());
-        let (host, rest) = v.split_at(colon);
-        if host.is_empty() || !is_reg_name(host) {
+        // One pass over the reg-name up to the first colon: a table look-up per byte instead of
+        // a search for the colon and then a chain of range tests per byte (the Host of nearly
+        // every request takes this path; ~230 instructions for `localhost` before).
+        let end = reg_name_end(v)?;
+        if end == 0 {
             return None;
         }
-        (host, rest)
+        v.split_at(end)
     };
     let port = match rest.split_first() {
         None => None,
@@ -43,31 +45,60 @@ pub(crate) fn parse_host_port(v: &[u8]) -> Option<HostPort<'_>> {
     Some(HostPort { host, port })
 }
 
+/// Byte classes for the Host rules (RFC 3986 §2.2–§2.3, §3.2.2).
+const REG: u8 = 1; // unreserved / sub-delims: stands for itself in a reg-name
+const HEX: u8 = 2; // HEXDIG, after "%" in pct-encoded
+const DIGIT: u8 = 4; // DIGIT, in a port
+
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut k = 0;
+        if is_unreserved(c) || is_sub_delim(c) {
+            k |= REG;
+        }
+        if c.is_ascii_hexdigit() {
+            k |= HEX;
+        }
+        if c.is_ascii_digit() {
+            k |= DIGIT;
+        }
+        t[b] = k;
+        b += 1;
+    }
+    t
+};
+
+/// Where the reg-name at the start of `v` ends: the index of the first `:` or `v.len()`;
+/// `None` when a byte before that is not allowed in a reg-name.
+///
 /// `reg-name = *( unreserved / pct-encoded / sub-delims )`; IPv4address is a subset.
-fn is_reg_name(s: &[u8]) -> bool {
+#[inline]
+fn reg_name_end(v: &[u8]) -> Option<usize> {
     let mut i = 0;
-    while i < s.len() {
-        let b = s[i];
-        if b == b'%' {
+    loop {
+        // The run of bytes that stand for themselves: a tight load-test loop.
+        let rest = v.get(i..).unwrap_or_default();
+        i += rest.iter().position(|&b| CLASS[usize::from(b)] & REG == 0).unwrap_or(rest.len());
+        match v.get(i) {
+            None | Some(b':') => return Some(i),
             // pct-encoded = "%" HEXDIG HEXDIG
-            match s.get(i + 1..i + 3) {
-                Some([h, l]) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => i += 3,
-                _ => return false,
-            }
-        } else if is_unreserved(b) || is_sub_delim(b) {
-            i += 1;
-        } else {
-            return false;
+            Some(b'%') => match v.get(i + 1..i + 3) {
+                Some(&[h, l]) if CLASS[usize::from(h)] & CLASS[usize::from(l)] & HEX != 0 => i += 3,
+                _ => return None,
+            },
+            Some(_) => return None,
         }
     }
-    true
 }
 
-fn is_unreserved(b: u8) -> bool {
+const fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-fn is_sub_delim(b: u8) -> bool {
+const fn is_sub_delim(b: u8) -> bool {
     matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
 }
 
@@ -89,9 +120,17 @@ fn is_ip_literal(s: &[u8]) -> bool {
 
 /// `port = *DIGIT`, capped at five digits and 65535 (policy).
 fn is_port(p: &[u8]) -> bool {
-    p.len() <= 5
-        && p.iter().all(u8::is_ascii_digit)
-        && p.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535
+    if p.len() > 5 {
+        return false;
+    }
+    let mut n = 0u32;
+    for &d in p {
+        if CLASS[usize::from(d)] & DIGIT == 0 {
+            return false;
+        }
+        n = n * 10 + u32::from(d - b'0');
+    }
+    n <= 65535
 }
 
 /// Whether a Host value names the same authority as an absolute-form target
@@ -124,4 +163,121 @@ pub(crate) fn host_matches_target<'a>(host: HostPort<'a>, target: &'a [u8]) -> b
         _ => default,
     };
     host.host.eq_ignore_ascii_case(auth.host) && norm(host.port) == norm(auth.port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The previous two-pass implementation, kept as the reference the table-driven pass must
+    /// agree with.
+    fn reference(v: &[u8]) -> Option<HostPort<'_>> {
+        let (host, rest) = if v.first() == Some(&b'[') {
+            let close = v.iter().position(|&b| b == b']')?;
+            let (lit, rest) = v.split_at(close + 1);
+            if !is_ip_literal(&lit[1..close]) {
+                return None;
+            }
+            (lit, rest)
+        } else {
+            let colon = v.iter().position(|&b| b == b':').unwrap_or(v.len());
+            let (host, rest) = v.split_at(colon);
+            let mut i = 0;
+            while i < host.len() {
+                let b = host[i];
+                if b == b'%' {
+                    match host.get(i + 1..i + 3) {
+                        Some([h, l]) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => i += 3,
+                        _ => return None,
+                    }
+                } else if is_unreserved(b) || is_sub_delim(b) {
+                    i += 1;
+                } else {
+                    return None;
+                }
+            }
+            if host.is_empty() {
+                return None;
+            }
+            (host, rest)
+        };
+        let port = match rest.split_first() {
+            None => None,
+            Some((b':', port))
+                if port.len() <= 5
+                    && port.iter().all(u8::is_ascii_digit)
+                    && port.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535 =>
+            {
+                Some(port)
+            }
+            Some(_) => return None,
+        };
+        Some(HostPort { host, port })
+    }
+
+    struct Case {
+        input: &'static [u8],
+        expect: Option<(&'static [u8], Option<&'static [u8]>)>,
+    }
+
+    /// RFC 9112 §3.2, RFC 3986 §3.2.2–§3.2.3.
+    #[test]
+    fn host_port_rfc3986_3_2_2() {
+        let cases = [
+            Case { input: b"localhost", expect: Some((b"localhost", None)) },
+            Case { input: b"localhost:8080", expect: Some((b"localhost", Some(b"8080"))) },
+            Case { input: b"a:", expect: Some((b"a", Some(b""))) },
+            Case { input: b"a%41b:1", expect: Some((b"a%41b", Some(b"1"))) },
+            Case { input: b"[::1]:443", expect: Some((b"[::1]", Some(b"443"))) },
+            Case { input: b"1.2.3.4:65535", expect: Some((b"1.2.3.4", Some(b"65535"))) },
+            Case { input: b"a:65536", expect: None },
+            Case { input: b"a:000001", expect: None },
+            Case { input: b"a%4", expect: None },
+            Case { input: b"a%4:1", expect: None },
+            Case { input: b"a%g1", expect: None },
+            Case { input: b"", expect: None },
+            Case { input: b":1", expect: None },
+            Case { input: b"a:1:2", expect: None },
+            Case { input: b"a b", expect: None },
+            Case { input: b"a@b", expect: None },
+            Case { input: b"\xc3\xa9", expect: None },
+        ];
+        for c in &cases {
+            let got = parse_host_port(c.input).map(|h| (h.host, h.port));
+            assert_eq!(got, c.expect, "{:?}", String::from_utf8_lossy(c.input));
+            assert_eq!(parse_host_port(c.input), reference(c.input));
+        }
+    }
+
+    /// Every byte in every position of short values, and around a colon and a `%`.
+    #[test]
+    fn table_pass_matches_reference_exhaustive() {
+        for b in 0..=255u8 {
+            for v in [
+                &[b][..],
+                &[b'a', b],
+                &[b, b'a'],
+                &[b'a', b':', b],
+                &[b'a', b'%', b, b'0'],
+                &[b'a', b'%', b'0', b],
+                &[b'a', b':', b'1', b],
+            ] {
+                assert_eq!(parse_host_port(v), reference(v), "{v:?}");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn table_pass_matches_reference(v in proptest::collection::vec(
+            prop_oneof![
+                Just(b'a'), Just(b'Z'), Just(b'7'), Just(b':'), Just(b'%'), Just(b'['),
+                Just(b']'), Just(b'.'), Just(b'F'), any::<u8>()
+            ],
+            0..12,
+        )) {
+            prop_assert_eq!(parse_host_port(&v), reference(&v));
+        }
+    }
 }

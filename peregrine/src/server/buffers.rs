@@ -3,9 +3,10 @@
 //! A connection gives its (empty) read and write buffers back while it waits for the next
 //! request and takes them again when the socket is readable. On a current-thread runtime only
 //! one connection runs at a time, so a handful of pooled buffers serves thousands of kept-alive
-//! connections: steady-state requests allocate nothing, and an idle connection holds no buffer.
+//! connections: steady-state requests allocate nothing, and an idle connection holds no buffer
+//! (but for at most [`HOLD_MAX`] connections per worker, which keep theirs).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use bytes::BytesMut;
 
@@ -15,6 +16,10 @@ pub(crate) const BUF_CAPACITY: usize = 4096;
 
 /// Buffers kept per worker; more are freed. 64 × 4 KiB = 256 KiB per worker at most.
 const POOL_MAX: usize = 64;
+
+/// Connections per worker that keep their buffers while idle (see [`BufPool::hold`]): at
+/// most 64 × 8 KiB = 512 KiB per worker, the same order as the pool itself.
+const HOLD_MAX: usize = 64;
 
 /// Buffers larger than this (grown for a large head) are freed rather than pooled.
 const POOL_MAX_CAPACITY: usize = 64 * 1024;
@@ -26,9 +31,32 @@ const POOL_MAX_CAPACITY: usize = 64 * 1024;
 pub(crate) struct BufPool {
     free: RefCell<Vec<BytesMut>>,
     free_write: RefCell<Vec<Vec<u8>>>,
+    /// Connections currently allowed to keep their buffers while idle.
+    held: Cell<usize>,
 }
 
 impl BufPool {
+    /// Lets one more connection keep its buffers while it waits for its next request, if
+    /// fewer than [`HOLD_MAX`] do; the connection calls [`BufPool::unhold`] when it ends.
+    ///
+    /// Handing buffers back and taking them again costs ~200 instructions per request for a
+    /// connection that waits between requests; the first few connections of a worker skip
+    /// that, while with thousands of idle connections all but these few hold no buffer.
+    pub(crate) fn hold(&self) -> bool {
+        let held = self.held.get();
+        if held < HOLD_MAX {
+            self.held.set(held + 1);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Ends a [`BufPool::hold`].
+    pub(crate) fn unhold(&self) {
+        self.held.set(self.held.get().saturating_sub(1));
+    }
+
     /// An empty read buffer with at least [`BUF_CAPACITY`] bytes of room.
     pub(crate) fn take(&self) -> BytesMut {
         self.free.borrow_mut().pop().unwrap_or_else(|| BytesMut::with_capacity(BUF_CAPACITY))
@@ -92,5 +120,15 @@ mod tests {
         assert_eq!(pool.free.borrow().len(), 1);
         let c = pool.take();
         assert!(c.capacity() >= BUF_CAPACITY);
+    }
+
+    #[test]
+    fn holds_are_capped() {
+        let pool = BufPool::default();
+        assert!((0..HOLD_MAX).all(|_| pool.hold()));
+        assert!(!pool.hold());
+        pool.unhold();
+        assert!(pool.hold());
+        assert!(!pool.hold());
     }
 }

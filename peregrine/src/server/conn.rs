@@ -8,7 +8,8 @@
 //! The handler's future is polled inline, inside this connection's future (which is generic
 //! over the handler): no allocation per request. While waiting for the next request the
 //! connection hands its empty buffers back to the worker's pool, so an idle connection holds
-//! only its task and socket.
+//! only its task and socket; only the first 64 connections of a worker keep theirs
+//! (`BufPool::hold`), which saves the handback and retake per request for them.
 
 use std::future::{Future, poll_fn};
 use std::io;
@@ -135,6 +136,8 @@ pub(crate) fn serve<H: Handler>(
         wbuf: Vec::new(),
         wpos: 0,
         date: None,
+        timer_at: None,
+        holding: false,
     };
     let started = Instant::now();
     async move {
@@ -170,6 +173,20 @@ struct Conn<H: Handler> {
     wpos: usize,
     /// The Date of the responses to the current batch.
     date: Option<ImfFixdate>,
+    /// The deadline `sleep` had when `wait_readable` last polled it with budget to spare: this
+    /// task's waker is registered with the timer for that deadline until it fires, so a wait
+    /// for the same deadline need not poll the timer again (~120 instructions per wait).
+    timer_at: Option<Instant>,
+    /// This connection keeps its buffers while idle ([`super::buffers::BufPool::hold`]).
+    holding: bool,
+}
+
+impl<H: Handler> Drop for Conn<H> {
+    fn drop(&mut self) {
+        if self.holding {
+            self.worker.buffers.unhold();
+        }
+    }
 }
 
 impl<H: Handler> Conn<H> {
@@ -196,9 +213,10 @@ impl<H: Handler> Conn<H> {
                     let deadline = if partial || first {
                         // Slowloris defence: the whole head within header_read_timeout.
                         let since = *head_started.get_or_insert_with(Instant::now);
-                        since + self.worker.config.header_read_timeout
+                        Some(since + self.worker.config.header_read_timeout)
                     } else {
-                        Instant::now() + self.worker.config.keep_alive_timeout
+                        // Keep-alive: timed from when the wait pends (see `wait_readable`).
+                        None
                     };
                     self.wait_readable(sleep, deadline, partial).await?;
                     if !self.read()? {
@@ -561,34 +579,58 @@ impl<H: Handler> Conn<H> {
         })
     }
 
-    /// Waits until the socket is readable. Flushes pending responses first and, when no
-    /// partial head is buffered, returns the buffers to the pool while waiting. Fails on the
-    /// deadline, and (between requests) on shutdown.
+    /// Waits until the socket is readable. Flushes pending responses first. Fails on the
+    /// deadline (`None`: the keep-alive timeout from when the wait pends), and (between
+    /// requests) on shutdown.
+    ///
+    /// Only a wait that pends makes the connection idle: then, when no partial head is
+    /// buffered, its buffers go back to the pool, and the timer is armed. When bytes are
+    /// already readable, neither buffers nor timer nor clock are touched.
     async fn wait_readable(
         &mut self,
         sleep: &mut Pin<&mut Sleep>,
-        deadline: Instant,
+        deadline: Option<Instant>,
         partial: bool,
     ) -> Result<(), Close> {
         self.flush(sleep).await?;
-        if !partial {
-            self.release_buffers();
-        }
-        arm(sleep, deadline);
-        let stream = &self.io.stream;
-        let (worker, idle) = (&self.worker, self.idle);
+        let Conn { io, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
+        let (io, worker, idle) = (&**io, &**worker, *idle);
+        let keep_alive = worker.config.keep_alive_timeout;
+        let mut pending: Option<Instant> = None;
         // Poll functions rather than the `readable()` future: no waiter stored in this
         // connection's future, which every idle connection carries.
         poll_fn(|cx| {
-            if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
+            if let Poll::Ready(ready) = io.stream.poll_read_ready(cx) {
                 return Poll::Ready(ready.map_err(Close::from));
             }
-            while sleep.as_mut().poll(cx).is_ready() {
-                if Instant::now() >= deadline {
-                    return Poll::Ready(Err(Close::Done));
+            let deadline = *pending.get_or_insert_with(|| {
+                // A few connections per worker keep their buffers (a bounded amount of memory);
+                // the others hand them back, so idle connections cost no buffer.
+                if !partial && !*holding && !worker.buffers.hold() {
+                    release_buffers(io, worker, wbuf, wpos);
+                } else if !partial {
+                    *holding = true;
                 }
-                // The timer fired early (it is only ever pulled in, see `arm`): re-arm.
-                sleep.as_mut().reset(deadline);
+                let deadline = deadline.unwrap_or_else(|| Instant::now() + keep_alive);
+                if arm(sleep, deadline) {
+                    *timer_at = None;
+                }
+                deadline
+            });
+            // This task's waker is registered with the timer once it was polled with budget
+            // left (tokio's coop can make a poll return early without registering), and stays
+            // so until the timer fires (`is_elapsed`) or is reset (which changes the deadline,
+            // or `arm` clears `timer_at`).
+            if *timer_at != Some(sleep.deadline()) || sleep.is_elapsed() {
+                let budget = tokio::task::coop::has_budget_remaining();
+                while sleep.as_mut().poll(cx).is_ready() {
+                    if Instant::now() >= deadline {
+                        return Poll::Ready(Err(Close::Done));
+                    }
+                    // The timer fired early (it is only ever pulled in, see `arm`): re-arm.
+                    sleep.as_mut().reset(deadline);
+                }
+                *timer_at = budget.then(|| sleep.deadline());
             }
             // Between requests, shutdown closes the connection; inside a head it waits.
             if !partial {
@@ -635,14 +677,7 @@ impl<H: Handler> Conn<H> {
 
     /// Hands empty buffers back to the worker's pool.
     fn release_buffers(&mut self) {
-        let mut rbuf = self.io.rbuf.borrow_mut();
-        if rbuf.is_empty() && rbuf.capacity() != 0 {
-            self.worker.buffers.put(std::mem::take(&mut *rbuf));
-        }
-        if self.wpos >= self.wbuf.len() && self.wbuf.capacity() != 0 {
-            self.wpos = 0;
-            self.worker.buffers.put_write(std::mem::take(&mut self.wbuf));
-        }
+        release_buffers(&self.io, &self.worker, &mut self.wbuf, &mut self.wpos);
     }
 
     /// Lingering close (as nginx's `lingering_close`): stop sending, then read and drop what
@@ -770,13 +805,28 @@ fn next_of(buf: &[u8], parsed: Result<Status<RequestHead<'_, '_>>, ParseError>) 
     }
 }
 
-/// Makes `sleep` fire no later than `deadline`. A later timer is pulled in; an earlier one is
-/// left alone (its expiry re-checks the real deadline), so a deadline that only moves forward,
-/// like the keep-alive one, costs no timer update per request.
-fn arm(sleep: &mut Pin<&mut Sleep>, deadline: Instant) {
+/// Hands a connection's empty buffers back to the worker's pool.
+fn release_buffers(io: &ConnIo, worker: &Worker, wbuf: &mut Vec<u8>, wpos: &mut usize) {
+    let mut rbuf = io.rbuf.borrow_mut();
+    if rbuf.is_empty() && rbuf.capacity() != 0 {
+        worker.buffers.put(std::mem::take(&mut *rbuf));
+    }
+    if *wpos >= wbuf.len() && wbuf.capacity() != 0 {
+        *wpos = 0;
+        worker.buffers.put_write(std::mem::take(wbuf));
+    }
+}
+
+/// Makes `sleep` fire no later than `deadline`; true when it was reset. A later timer is
+/// pulled in; an earlier one is left alone (its expiry re-checks the real deadline), so a
+/// deadline that only moves forward, like the keep-alive one, costs no timer update per
+/// request.
+fn arm(sleep: &mut Pin<&mut Sleep>, deadline: Instant) -> bool {
     if sleep.deadline() > deadline || sleep.is_elapsed() {
         sleep.as_mut().reset(deadline);
+        return true;
     }
+    false
 }
 
 /// Whether the body the handler waits on has fallen below the minimum data rate; arms the timer
@@ -860,7 +910,8 @@ mod tests {
             eprintln!("connection future: {size} bytes");
             // 3,160 bytes first, 1,752 after the poll-fn rewrites, 920 since the handler's
             // future runs in a pooled slot and `dispatch` takes no head spans, 712 since no
-            // parsed head lives across an await and `flush` is a poll function.
+            // parsed head lives across an await and `flush` is a poll function, 728 with the
+            // timer's registered deadline (`timer_at`).
             assert!(size <= 768, "connection future grew to {size} bytes");
         });
     }
