@@ -33,21 +33,13 @@ enum Ours {
 
 fn ours(input: &[u8]) -> Ours {
     let mut headers = [EMPTY_HEADER; SLOTS];
-    let limits = Limits {
-        max_head_bytes: 1 << 20,
-        max_headers: SLOTS,
-        max_target_bytes: 1 << 20,
-    };
+    let limits = Limits { max_head_bytes: 1 << 20, max_headers: SLOTS, max_target_bytes: 1 << 20 };
     match parse_request(input, &mut headers, &limits) {
         Ok(Status::Complete(h)) => Ours::Complete {
             method: h.method_token.to_string(),
             target: h.target.to_string(),
             minor: if h.version == Version::Http11 { 1 } else { 0 },
-            headers: h
-                .headers
-                .iter()
-                .map(|h| (h.name.to_string(), h.value.to_vec()))
-                .collect(),
+            headers: h.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect(),
             len: h.len,
         },
         Ok(Status::Partial) => Ours::Partial,
@@ -76,11 +68,7 @@ fn theirs(input: &[u8]) -> Theirs {
             method: req.method.unwrap_or_default().to_string(),
             target: req.path.unwrap_or_default().as_bytes().to_vec(),
             minor: req.version.unwrap_or_default(),
-            headers: req
-                .headers
-                .iter()
-                .map(|h| (h.name.to_string(), h.value.to_vec()))
-                .collect(),
+            headers: req.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect(),
             len,
         },
         Ok(httparse::Status::Partial) => Theirs::Partial,
@@ -95,10 +83,8 @@ fn rfc3986(b: u8) -> bool {
 
 /// The documented rule that explains our refusal of an input httparse takes, if any.
 fn rule(input: &[u8], e: ParseError, path: Option<&[u8]>) -> Option<&'static str> {
-    let bare_lf = input
-        .iter()
-        .enumerate()
-        .any(|(i, &b)| b == b'\n' && (i == 0 || input[i - 1] != b'\r'));
+    let bare_lf =
+        input.iter().enumerate().any(|(i, &b)| b == b'\n' && (i == 0 || input[i - 1] != b'\r'));
     match e {
         ParseError::BareLf if bare_lf => Some("3 bare LF"),
         ParseError::InvalidTarget => match path {
@@ -117,20 +103,8 @@ fn check(input: &[u8]) -> Result<(), TestCaseError> {
     let (a, b) = (ours(input), theirs(input));
     match (&a, &b) {
         (
-            Ours::Complete {
-                method,
-                target,
-                minor,
-                headers,
-                len,
-            },
-            Theirs::Complete {
-                method: m2,
-                target: t2,
-                minor: v2,
-                headers: h2,
-                len: l2,
-            },
+            Ours::Complete { method, target, minor, headers, len },
+            Theirs::Complete { method: m2, target: t2, minor: v2, headers: h2, len: l2 },
         ) => {
             prop_assert_eq!(method, m2);
             prop_assert_eq!(target.as_bytes(), &t2[..]);

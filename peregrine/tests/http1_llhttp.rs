@@ -63,23 +63,9 @@ fn llhttp_request_corpus_matches_the_triage_table() {
             continue;
         }
         let f: Vec<&str> = line.split('\t').collect();
-        assert!(
-            f.len() == 5,
-            "triage line {}: want 5 tab-separated fields: {line}",
-            n + 1
-        );
-        let row = Row {
-            llhttp: f[1],
-            verdict: f[2],
-            class: f[3],
-            reason: f[4],
-        };
-        assert!(
-            table.insert(f[0], row).is_none(),
-            "triage line {}: duplicate id {}",
-            n + 1,
-            f[0]
-        );
+        assert!(f.len() == 5, "triage line {}: want 5 tab-separated fields: {line}", n + 1);
+        let row = Row { llhttp: f[1], verdict: f[2], class: f[3], reason: f[4] };
+        assert!(table.insert(f[0], row).is_none(), "triage line {}: duplicate id {}", n + 1, f[0]);
     }
 
     let print = std::env::var_os("LLHTTP_TRIAGE_PRINT").is_some();
@@ -103,23 +89,16 @@ fn llhttp_request_corpus_matches_the_triage_table() {
         let ours = verdict(&raw);
         if print {
             let class = if agrees(expect, &ours) { "agree" } else { "?" };
-            println!(
-                "{id}\t{expect}\t{ours}\t{class}\t{}",
-                case["name"].as_str().unwrap_or("")
-            );
+            println!("{id}\t{expect}\t{ours}\t{class}\t{}", case["name"].as_str().unwrap_or(""));
         }
         seen.push(id.to_string());
         let Some(row) = table.get(id) else {
-            failures.push(format!(
-                "{id}: not in the triage table (ours: {ours}, llhttp: {expect})"
-            ));
+            failures
+                .push(format!("{id}: not in the triage table (ours: {ours}, llhttp: {expect})"));
             continue;
         };
         if row.llhttp != expect {
-            failures.push(format!(
-                "{id}: corpus says llhttp {expect}, table says {}",
-                row.llhttp
-            ));
+            failures.push(format!("{id}: corpus says llhttp {expect}, table says {}", row.llhttp));
         }
         if row.verdict != ours {
             failures.push(format!("{id}: verdict {ours}, table says {}", row.verdict));
@@ -145,11 +124,6 @@ fn llhttp_request_corpus_matches_the_triage_table() {
         "llhttp: {requests} request cases checked ({disagreements} documented differences), \
          {responses} response cases skipped"
     );
-    assert!(
-        failures.is_empty(),
-        "{} problems:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
     assert!(requests > 100, "corpus looks truncated");
 }

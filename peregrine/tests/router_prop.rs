@@ -43,11 +43,7 @@ fn kind(s: &Seg) -> u8 {
 }
 
 fn label(template_text: &str) -> &'static str {
-    STATICS
-        .iter()
-        .find(|(t, _)| *t == template_text)
-        .map(|(_, l)| *l)
-        .unwrap()
+    STATICS.iter().find(|(t, _)| *t == template_text).map(|(_, l)| *l).unwrap()
 }
 
 fn seg_strategy() -> impl Strategy<Value = Seg> {

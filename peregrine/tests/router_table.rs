@@ -40,30 +40,12 @@ fn matches_by_priority_with_backtracking() {
         "/longsegment-over-eight-bytez",
     ]);
     let cases = [
-        Case {
-            path: "/",
-            expect: Some(("/", &[])),
-        },
-        Case {
-            path: "/users",
-            expect: Some(("/users", &[])),
-        },
-        Case {
-            path: "/users/",
-            expect: Some(("/users/", &[])),
-        },
-        Case {
-            path: "/users/new",
-            expect: Some(("/users/new", &[])),
-        },
-        Case {
-            path: "/users/newer",
-            expect: Some(("/users/{id}", &[("id", "newer")])),
-        },
-        Case {
-            path: "/users/ne",
-            expect: Some(("/users/{id}", &[("id", "ne")])),
-        },
+        Case { path: "/", expect: Some(("/", &[])) },
+        Case { path: "/users", expect: Some(("/users", &[])) },
+        Case { path: "/users/", expect: Some(("/users/", &[])) },
+        Case { path: "/users/new", expect: Some(("/users/new", &[])) },
+        Case { path: "/users/newer", expect: Some(("/users/{id}", &[("id", "newer")])) },
+        Case { path: "/users/ne", expect: Some(("/users/{id}", &[("id", "ne")])) },
         Case {
             path: "/users/7/posts/9",
             expect: Some(("/users/{id}/posts/{post}", &[("id", "7"), ("post", "9")])),
@@ -72,76 +54,25 @@ fn matches_by_priority_with_backtracking() {
             path: "/users/new/settings",
             expect: Some(("/users/{id}/settings", &[("id", "new")])),
         },
-        Case {
-            path: "/users/7/posts/",
-            expect: None,
-        },
-        Case {
-            path: "/users//settings",
-            expect: None,
-        },
+        Case { path: "/users/7/posts/", expect: None },
+        Case { path: "/users//settings", expect: None },
         // Static dead end falls back to the parameter.
-        Case {
-            path: "/a/b/c",
-            expect: Some(("/a/b/c", &[])),
-        },
-        Case {
-            path: "/a/b/d",
-            expect: Some(("/a/{x}/d", &[("x", "b")])),
-        },
-        Case {
-            path: "/a/b/q/e",
-            expect: Some(("/a/{x}/{y}/e", &[("x", "b"), ("y", "q")])),
-        },
-        Case {
-            path: "/a/b/q/e/f",
-            expect: Some(("/a/b/{z}/e/f", &[("z", "q")])),
-        },
-        Case {
-            path: "/a/b/q/e/g",
-            expect: None,
-        },
+        Case { path: "/a/b/c", expect: Some(("/a/b/c", &[])) },
+        Case { path: "/a/b/d", expect: Some(("/a/{x}/d", &[("x", "b")])) },
+        Case { path: "/a/b/q/e", expect: Some(("/a/{x}/{y}/e", &[("x", "b"), ("y", "q")])) },
+        Case { path: "/a/b/q/e/f", expect: Some(("/a/b/{z}/e/f", &[("z", "q")])) },
+        Case { path: "/a/b/q/e/g", expect: None },
         // Catch-all: non-empty rest, slashes included; static still wins.
-        Case {
-            path: "/files/readme",
-            expect: Some(("/files/readme", &[])),
-        },
-        Case {
-            path: "/files/a/b.txt",
-            expect: Some(("/files/{*path}", &[("path", "a/b.txt")])),
-        },
-        Case {
-            path: "/files/readme/x",
-            expect: Some(("/files/{*path}", &[("path", "readme/x")])),
-        },
-        Case {
-            path: "/files//",
-            expect: Some(("/files/{*path}", &[("path", "/")])),
-        },
-        Case {
-            path: "/files/",
-            expect: None,
-        },
-        Case {
-            path: "/files",
-            expect: None,
-        },
-        Case {
-            path: "/s/x/y",
-            expect: Some(("/s/x/y", &[])),
-        },
-        Case {
-            path: "/s/x/z",
-            expect: Some(("/s/{*rest}", &[("rest", "x/z")])),
-        },
-        Case {
-            path: "/s/x",
-            expect: Some(("/s/{*rest}", &[("rest", "x")])),
-        },
-        Case {
-            path: "/{literal}",
-            expect: Some(("/{{literal}}", &[])),
-        },
+        Case { path: "/files/readme", expect: Some(("/files/readme", &[])) },
+        Case { path: "/files/a/b.txt", expect: Some(("/files/{*path}", &[("path", "a/b.txt")])) },
+        Case { path: "/files/readme/x", expect: Some(("/files/{*path}", &[("path", "readme/x")])) },
+        Case { path: "/files//", expect: Some(("/files/{*path}", &[("path", "/")])) },
+        Case { path: "/files/", expect: None },
+        Case { path: "/files", expect: None },
+        Case { path: "/s/x/y", expect: Some(("/s/x/y", &[])) },
+        Case { path: "/s/x/z", expect: Some(("/s/{*rest}", &[("rest", "x/z")])) },
+        Case { path: "/s/x", expect: Some(("/s/{*rest}", &[("rest", "x")])) },
+        Case { path: "/{literal}", expect: Some(("/{{literal}}", &[])) },
         Case {
             path: "/lit/deep/a/b",
             expect: Some(("/{top}/deep/{*tail}", &[("top", "lit"), ("tail", "a/b")])),
@@ -150,14 +81,8 @@ fn matches_by_priority_with_backtracking() {
             path: "/users/deep/x",
             expect: Some(("/{top}/deep/{*tail}", &[("top", "users"), ("tail", "x")])),
         },
-        Case {
-            path: "/empty//gap",
-            expect: Some(("/empty//gap", &[])),
-        },
-        Case {
-            path: "/empty/gap",
-            expect: None,
-        },
+        Case { path: "/empty//gap", expect: Some(("/empty//gap", &[])) },
+        Case { path: "/empty/gap", expect: None },
         Case {
             path: "/longsegment-over-eight-bytes/1",
             expect: Some(("/longsegment-over-eight-bytes/{id}", &[("id", "1")])),
@@ -166,38 +91,17 @@ fn matches_by_priority_with_backtracking() {
             path: "/longsegment-over-eight-bytez",
             expect: Some(("/longsegment-over-eight-bytez", &[])),
         },
-        Case {
-            path: "/longsegment-over-eight-bytey",
-            expect: None,
-        },
+        Case { path: "/longsegment-over-eight-bytey", expect: None },
         // Raw comparison: no decoding, no case folding.
-        Case {
-            path: "/USERS",
-            expect: None,
-        },
-        Case {
-            path: "/user%73",
-            expect: None,
-        },
+        Case { path: "/USERS", expect: None },
+        Case { path: "/user%73", expect: None },
         // Not a path.
-        Case {
-            path: "",
-            expect: None,
-        },
-        Case {
-            path: "users",
-            expect: None,
-        },
-        Case {
-            path: "*",
-            expect: None,
-        },
+        Case { path: "", expect: None },
+        Case { path: "users", expect: None },
+        Case { path: "*", expect: None },
     ];
     for c in cases {
-        let got = t
-            .at(c.path)
-            .ok()
-            .map(|m| (m.template, m.params.iter().collect::<Vec<_>>()));
+        let got = t.at(c.path).ok().map(|m| (m.template, m.params.iter().collect::<Vec<_>>()));
         let want = c.expect.map(|(t, p)| (t, p.to_vec()));
         assert_eq!(got, want, "path {:?}", c.path);
         if let Ok(m) = t.at(c.path) {
@@ -214,16 +118,8 @@ fn conflicts_name_both_templates() {
         expect: Result<(), (Conflict, &'static str)>,
     }
     let cases = [
-        Case {
-            existing: &["/a"],
-            insert: "/a",
-            expect: Err((Conflict::Duplicate, "/a")),
-        },
-        Case {
-            existing: &["/"],
-            insert: "/",
-            expect: Err((Conflict::Duplicate, "/")),
-        },
+        Case { existing: &["/a"], insert: "/a", expect: Err((Conflict::Duplicate, "/a")) },
+        Case { existing: &["/"], insert: "/", expect: Err((Conflict::Duplicate, "/")) },
         Case {
             existing: &["/u/{id}"],
             insert: "/u/{id}",
@@ -280,81 +176,32 @@ fn conflicts_name_both_templates() {
             expect: Err((Conflict::CatchAllParam, "/f/{*rest}")),
         },
         // Allowed overlaps: static with parameter or catch-all, different prefixes, names reused.
-        Case {
-            existing: &["/u/{id}"],
-            insert: "/u/new",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/u/new"],
-            insert: "/u/{id}",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/f/{*p}"],
-            insert: "/f/x",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/f/{*p}"],
-            insert: "/f",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/f/{*p}"],
-            insert: "/f/",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/a/{x}"],
-            insert: "/b/{y}",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/a/{x}"],
-            insert: "/a/{x}/{y}",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/a/b/{x}"],
-            insert: "/a/{y}/c",
-            expect: Ok(()),
-        },
-        Case {
-            existing: &["/a"],
-            insert: "/a/",
-            expect: Ok(()),
-        },
+        Case { existing: &["/u/{id}"], insert: "/u/new", expect: Ok(()) },
+        Case { existing: &["/u/new"], insert: "/u/{id}", expect: Ok(()) },
+        Case { existing: &["/f/{*p}"], insert: "/f/x", expect: Ok(()) },
+        Case { existing: &["/f/{*p}"], insert: "/f", expect: Ok(()) },
+        Case { existing: &["/f/{*p}"], insert: "/f/", expect: Ok(()) },
+        Case { existing: &["/a/{x}"], insert: "/b/{y}", expect: Ok(()) },
+        Case { existing: &["/a/{x}"], insert: "/a/{x}/{y}", expect: Ok(()) },
+        Case { existing: &["/a/b/{x}"], insert: "/a/{y}/c", expect: Ok(()) },
+        Case { existing: &["/a"], insert: "/a/", expect: Ok(()) },
     ];
     for c in cases {
         let mut t = tree(c.existing);
         let got = t.insert(c.insert, c.insert);
         match (got, c.expect) {
             (Ok(()), Ok(())) => assert_eq!(t.len(), c.existing.len() + 1),
-            (
-                Err(InsertError::Conflict {
-                    template,
-                    with,
-                    kind,
-                }),
-                Err((k, w)),
-            ) => {
-                assert_eq!(
-                    (&*template, &*with, kind),
-                    (c.insert, w, k),
-                    "{:?}",
-                    c.insert
-                );
+            (Err(InsertError::Conflict { template, with, kind }), Err((k, w))) => {
+                assert_eq!((&*template, &*with, kind), (c.insert, w, k), "{:?}", c.insert);
                 // A failed insert leaves the table unchanged.
                 assert_eq!(t.len(), c.existing.len());
                 for r in c.existing {
                     assert_eq!(t.iter().filter(|(tt, _)| tt == r).count(), 1);
                 }
             }
-            (got, want) => panic!(
-                "{:?} after {:?}: got {got:?}, want {want:?}",
-                c.insert, c.existing
-            ),
+            (got, want) => {
+                panic!("{:?} after {:?}: got {got:?}, want {want:?}", c.insert, c.existing)
+            }
         }
     }
 }
@@ -366,58 +213,19 @@ fn malformed_templates_are_rejected() {
         expect: Malformed,
     }
     let cases = [
-        Case {
-            input: "",
-            expect: Malformed::MissingLeadingSlash,
-        },
-        Case {
-            input: "users",
-            expect: Malformed::MissingLeadingSlash,
-        },
-        Case {
-            input: "/{id",
-            expect: Malformed::UnclosedBrace,
-        },
-        Case {
-            input: "/a}",
-            expect: Malformed::UnmatchedClosingBrace,
-        },
-        Case {
-            input: "/{}",
-            expect: Malformed::EmptyName,
-        },
-        Case {
-            input: "/{*}",
-            expect: Malformed::EmptyName,
-        },
-        Case {
-            input: "/{a:b}",
-            expect: Malformed::InvalidName,
-        },
-        Case {
-            input: "/{id}.json",
-            expect: Malformed::PartialSegment,
-        },
-        Case {
-            input: "/img-{id}",
-            expect: Malformed::PartialSegment,
-        },
-        Case {
-            input: "/{*rest}/x",
-            expect: Malformed::CatchAllNotLast,
-        },
-        Case {
-            input: "/{id}/{id}",
-            expect: Malformed::DuplicateName,
-        },
-        Case {
-            input: "/a b",
-            expect: Malformed::InvalidByte,
-        },
-        Case {
-            input: "/a?q",
-            expect: Malformed::InvalidByte,
-        },
+        Case { input: "", expect: Malformed::MissingLeadingSlash },
+        Case { input: "users", expect: Malformed::MissingLeadingSlash },
+        Case { input: "/{id", expect: Malformed::UnclosedBrace },
+        Case { input: "/a}", expect: Malformed::UnmatchedClosingBrace },
+        Case { input: "/{}", expect: Malformed::EmptyName },
+        Case { input: "/{*}", expect: Malformed::EmptyName },
+        Case { input: "/{a:b}", expect: Malformed::InvalidName },
+        Case { input: "/{id}.json", expect: Malformed::PartialSegment },
+        Case { input: "/img-{id}", expect: Malformed::PartialSegment },
+        Case { input: "/{*rest}/x", expect: Malformed::CatchAllNotLast },
+        Case { input: "/{id}/{id}", expect: Malformed::DuplicateName },
+        Case { input: "/a b", expect: Malformed::InvalidByte },
+        Case { input: "/a?q", expect: Malformed::InvalidByte },
     ];
     let mut t: Tree<()> = Tree::new();
     for c in cases {
@@ -472,39 +280,19 @@ fn nest_mounts_with_conflicts_checked() {
     assert!(app.at("/api/v1").is_err());
     app.nest("/api/{v}", api.clone()).unwrap();
     app.nest("/api/v2", api.clone()).unwrap();
-    assert_eq!(
-        app.at("/api/v9/users/3").unwrap().template,
-        "/api/{v}/users/{id}"
-    );
-    assert_eq!(
-        app.at("/api/v9/users/3").unwrap().params.get("v"),
-        Some("v9")
-    );
+    assert_eq!(app.at("/api/v9/users/3").unwrap().template, "/api/{v}/users/{id}");
+    assert_eq!(app.at("/api/v9/users/3").unwrap().params.get("v"), Some("v9"));
     assert_eq!(*app.at("/api/v2").unwrap().value, "api-index");
-    assert_eq!(
-        app.at("/api/v2/users/3").unwrap().template,
-        "/api/v2/users/{id}"
-    );
-    assert_eq!(
-        app.at("/api/v2/files/a/b").unwrap().params.get("p"),
-        Some("a/b")
-    );
-    let bad = |p: &str| {
-        Tree::<()>::new()
-            .nest(p, Tree::new())
-            .unwrap_err()
-            .malformed()
-    };
+    assert_eq!(app.at("/api/v2/users/3").unwrap().template, "/api/v2/users/{id}");
+    assert_eq!(app.at("/api/v2/files/a/b").unwrap().params.get("p"), Some("a/b"));
+    let bad = |p: &str| Tree::<()>::new().nest(p, Tree::new()).unwrap_err().malformed();
     assert_eq!(bad("/api/"), Some(Malformed::InvalidPrefix));
     assert_eq!(bad("/api/{*x}"), Some(Malformed::InvalidPrefix));
     assert_eq!(bad("api"), Some(Malformed::MissingLeadingSlash));
     // Prefix `/` merges; duplicates are reported.
     let mut other = Tree::new();
     other.insert("/", "dup").unwrap();
-    assert_eq!(
-        app.nest("/", other).unwrap_err().conflict(),
-        Some(Conflict::Duplicate)
-    );
+    assert_eq!(app.nest("/", other).unwrap_err().conflict(), Some(Conflict::Duplicate));
     // Prefix parameters and nested parameters share one namespace.
     let mut inner = Tree::new();
     inner.insert("/{v}", ()).unwrap();
@@ -534,8 +322,7 @@ fn methods_resolve_rfc9110() {
     r.insert("/users/{id}", Method::Put, "update").unwrap();
     r.insert("/users/{id}", Method::Delete, "delete").unwrap();
     r.insert("/users", Method::Post, "create").unwrap();
-    r.insert_extension("/users", "PROPFIND", "propfind")
-        .unwrap();
+    r.insert_extension("/users", "PROPFIND", "propfind").unwrap();
     r.insert("/head", Method::Get, "get").unwrap();
     r.insert("/head", Method::Head, "head").unwrap();
     r.insert("/opt", Method::Options, "opt").unwrap();
@@ -546,84 +333,28 @@ fn methods_resolve_rfc9110() {
     r.insert("/file", Method::Get, "file").unwrap();
     let cases = [
         // RFC 9110 §9.3.1 / §9.3.2: HEAD answered by GET unless it has its own value.
-        Case {
-            method: "GET",
-            path: "/users/1",
-            expect: "found /users/{id}",
-        },
-        Case {
-            method: "HEAD",
-            path: "/users/1",
-            expect: "found /users/{id}",
-        },
-        Case {
-            method: "HEAD",
-            path: "/head",
-            expect: "found /head",
-        },
+        Case { method: "GET", path: "/users/1", expect: "found /users/{id}" },
+        Case { method: "HEAD", path: "/users/1", expect: "found /users/{id}" },
+        Case { method: "HEAD", path: "/head", expect: "found /head" },
         // RFC 9110 §15.5.6 / §10.2.1: 405 with Allow.
-        Case {
-            method: "POST",
-            path: "/users/1",
-            expect: "405 GET, HEAD, PUT, DELETE, OPTIONS",
-        },
-        Case {
-            method: "GET",
-            path: "/users",
-            expect: "405 POST, OPTIONS, PROPFIND",
-        },
-        Case {
-            method: "HEAD",
-            path: "/users",
-            expect: "405 POST, OPTIONS, PROPFIND",
-        },
-        Case {
-            method: "PROPFIND",
-            path: "/users",
-            expect: "found /users",
-        },
-        Case {
-            method: "propfind",
-            path: "/users",
-            expect: "405 POST, OPTIONS, PROPFIND",
-        },
-        Case {
-            method: "MKCOL",
-            path: "/users/1",
-            expect: "405 GET, HEAD, PUT, DELETE, OPTIONS",
-        },
+        Case { method: "POST", path: "/users/1", expect: "405 GET, HEAD, PUT, DELETE, OPTIONS" },
+        Case { method: "GET", path: "/users", expect: "405 POST, OPTIONS, PROPFIND" },
+        Case { method: "HEAD", path: "/users", expect: "405 POST, OPTIONS, PROPFIND" },
+        Case { method: "PROPFIND", path: "/users", expect: "found /users" },
+        Case { method: "propfind", path: "/users", expect: "405 POST, OPTIONS, PROPFIND" },
+        Case { method: "MKCOL", path: "/users/1", expect: "405 GET, HEAD, PUT, DELETE, OPTIONS" },
         // RFC 9110 §9.3.7: OPTIONS answered with Allow unless routed.
         Case {
             method: "OPTIONS",
             path: "/users/1",
             expect: "options GET, HEAD, PUT, DELETE, OPTIONS",
         },
-        Case {
-            method: "OPTIONS",
-            path: "/opt",
-            expect: "found /opt",
-        },
-        Case {
-            method: "OPTIONS",
-            path: "/nope",
-            expect: "404",
-        },
-        Case {
-            method: "GET",
-            path: "/nope",
-            expect: "404",
-        },
-        Case {
-            method: "MKCOL",
-            path: "/nope",
-            expect: "404",
-        },
+        Case { method: "OPTIONS", path: "/opt", expect: "found /opt" },
+        Case { method: "OPTIONS", path: "/nope", expect: "404" },
+        Case { method: "GET", path: "/nope", expect: "404" },
+        Case { method: "MKCOL", path: "/nope", expect: "404" },
         // Redirect is off by default.
-        Case {
-            method: "GET",
-            path: "/dir",
-            expect: "404",
-        },
+        Case { method: "GET", path: "/dir", expect: "404" },
     ];
     let resolve = |r: &MethodRouter<&str>, c: &Case| {
         let m = Method::from_token(c.method.as_bytes());
@@ -639,51 +370,15 @@ fn methods_resolve_rfc9110() {
     // RFC 9110 §15.4.9: 308 only when the other form exists; the method is kept by the client.
     r.set_redirect_trailing_slash(true);
     let redirects = [
-        Case {
-            method: "GET",
-            path: "/dir",
-            expect: "308 /dir/",
-        },
-        Case {
-            method: "POST",
-            path: "/dir",
-            expect: "308 /dir/",
-        },
-        Case {
-            method: "GET",
-            path: "/file/",
-            expect: "308 /file",
-        },
-        Case {
-            method: "GET",
-            path: "/users/1/",
-            expect: "308 /users/1",
-        },
-        Case {
-            method: "GET",
-            path: "/users/",
-            expect: "308 /users",
-        },
-        Case {
-            method: "GET",
-            path: "/dir/",
-            expect: "found /dir/",
-        },
-        Case {
-            method: "GET",
-            path: "/nope/",
-            expect: "404",
-        },
-        Case {
-            method: "GET",
-            path: "/",
-            expect: "404",
-        },
-        Case {
-            method: "GET",
-            path: "/users/1/x",
-            expect: "404",
-        },
+        Case { method: "GET", path: "/dir", expect: "308 /dir/" },
+        Case { method: "POST", path: "/dir", expect: "308 /dir/" },
+        Case { method: "GET", path: "/file/", expect: "308 /file" },
+        Case { method: "GET", path: "/users/1/", expect: "308 /users/1" },
+        Case { method: "GET", path: "/users/", expect: "308 /users" },
+        Case { method: "GET", path: "/dir/", expect: "found /dir/" },
+        Case { method: "GET", path: "/nope/", expect: "404" },
+        Case { method: "GET", path: "/", expect: "404" },
+        Case { method: "GET", path: "/users/1/x", expect: "404" },
     ];
     for c in &redirects {
         assert_eq!(resolve(&r, c), c.expect, "{} {}", c.method, c.path);
@@ -696,30 +391,20 @@ fn method_conflicts_and_nesting() {
     r.insert("/a", Method::Get, 1).unwrap();
     let e = r.insert("/a", Method::Get, 2).unwrap_err();
     assert_eq!(e.conflict(), Some(Conflict::Method));
-    assert_eq!(
-        e.to_string(),
-        "route `/a` conflicts with `/a`: method already routed"
-    );
+    assert_eq!(e.to_string(), "route `/a` conflicts with `/a`: method already routed");
     r.insert_extension("/a", "PURGE", 3).unwrap();
     assert_eq!(
         r.insert_extension("/a", "PURGE", 4).unwrap_err().conflict(),
         Some(Conflict::Method)
     );
     // A standard name given as a token is the standard method.
+    assert_eq!(r.insert_extension("/a", "GET", 5).unwrap_err().conflict(), Some(Conflict::Method));
     assert_eq!(
-        r.insert_extension("/a", "GET", 5).unwrap_err().conflict(),
-        Some(Conflict::Method)
-    );
-    assert_eq!(
-        r.insert_extension("/a", "BAD METHOD", 5)
-            .unwrap_err()
-            .malformed(),
+        r.insert_extension("/a", "BAD METHOD", 5).unwrap_err().malformed(),
         Some(Malformed::InvalidMethod)
     );
     assert_eq!(
-        r.insert("/a", Method::Extension, 5)
-            .unwrap_err()
-            .malformed(),
+        r.insert("/a", Method::Extension, 5).unwrap_err().malformed(),
         Some(Malformed::InvalidMethod)
     );
     assert_eq!(r.insert("/a/{x}", Method::Get, 5).map(|_| ()), Ok(()));
@@ -734,14 +419,8 @@ fn method_conflicts_and_nesting() {
     let mut app = MethodRouter::new();
     app.insert("/shop", Method::Get, 0).unwrap();
     app.nest("/shop", sub.clone()).unwrap();
-    assert!(matches!(
-        app.resolve(Method::Get, "/shop"),
-        Resolution::Found { value: 0, .. }
-    ));
-    assert!(matches!(
-        app.resolve(Method::Post, "/shop"),
-        Resolution::Found { value: 10, .. }
-    ));
+    assert!(matches!(app.resolve(Method::Get, "/shop"), Resolution::Found { value: 0, .. }));
+    assert!(matches!(app.resolve(Method::Post, "/shop"), Resolution::Found { value: 10, .. }));
     assert!(matches!(
         app.resolve(Method::Get, "/shop/items/2"),
         Resolution::Found { value: 11, .. }
@@ -750,13 +429,7 @@ fn method_conflicts_and_nesting() {
     let mut clash = MethodRouter::new();
     clash.insert("/", Method::Get, 20).unwrap();
     clash.insert("/new", Method::Get, 21).unwrap();
-    assert_eq!(
-        app.nest("/shop", clash).unwrap_err().conflict(),
-        Some(Conflict::Method)
-    );
-    assert!(matches!(
-        app.resolve(Method::Get, "/shop/new"),
-        Resolution::NotFound
-    ));
+    assert_eq!(app.nest("/shop", clash).unwrap_err().conflict(), Some(Conflict::Method));
+    assert!(matches!(app.resolve(Method::Get, "/shop/new"), Resolution::NotFound));
     assert_eq!(app.len(), 2);
 }

@@ -20,10 +20,6 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_head_bytes: 16 * 1024,
-            max_headers: 100,
-            max_target_bytes: 8 * 1024,
-        }
+        Limits { max_head_bytes: 16 * 1024, max_headers: 100, max_target_bytes: 8 * 1024 }
     }
 }

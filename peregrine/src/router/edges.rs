@@ -22,11 +22,7 @@ struct Slot {
     child: u32,
 }
 
-const EMPTY: Slot = Slot {
-    hash: 0,
-    parent: 0,
-    child: VACANT,
-};
+const EMPTY: Slot = Slot { hash: 0, parent: 0, child: VACANT };
 
 /// The static-child table.
 #[derive(Clone, Debug, Default)]
@@ -67,11 +63,7 @@ impl Edges {
         if (self.used + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        self.place(Slot {
-            hash,
-            parent,
-            child,
-        });
+        self.place(Slot { hash, parent, child });
         self.used += 1;
     }
 
@@ -95,10 +87,7 @@ impl Edges {
 
     /// Some child of `parent` (used only to name a conflicting route).
     pub(crate) fn any_child(&self, parent: u32) -> Option<u32> {
-        self.slots
-            .iter()
-            .find(|s| s.child != VACANT && s.parent == parent)
-            .map(|s| s.child)
+        self.slots.iter().find(|s| s.child != VACANT && s.parent == parent).map(|s| s.child)
     }
 }
 
@@ -111,11 +100,7 @@ mod tests {
         let mut e = Edges::default();
         // Hash 7 for every third child: the label check must tell them apart.
         let hash = |i: u32| {
-            if i % 3 == 0 {
-                7
-            } else {
-                i.wrapping_mul(0x9E37_79B9)
-            }
+            if i % 3 == 0 { 7 } else { i.wrapping_mul(0x9E37_79B9) }
         };
         for i in 1..3000u32 {
             assert!(e.find(i % 5, hash(i), |c| c == i).is_none());

@@ -59,29 +59,17 @@ impl InsertError {
     }
 
     pub(crate) fn malformed_at(template: &str, at: usize, reason: Malformed) -> Self {
-        InsertError::Malformed {
-            template: template.into(),
-            at,
-            reason,
-        }
+        InsertError::Malformed { template: template.into(), at, reason }
     }
 }
 
 impl fmt::Display for InsertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InsertError::Malformed {
-                template,
-                at,
-                reason,
-            } => {
+            InsertError::Malformed { template, at, reason } => {
                 write!(f, "malformed route `{template}` at byte {at}: {reason}")
             }
-            InsertError::Conflict {
-                template,
-                with,
-                kind,
-            } => {
+            InsertError::Conflict { template, with, kind } => {
                 write!(f, "route `{template}` conflicts with `{with}`: {kind}")
             }
         }

@@ -26,20 +26,14 @@ const fn bit(m: Method) -> u16 {
 
 impl<T> Endpoint<T> {
     fn new() -> Self {
-        Endpoint {
-            mask: 0,
-            values: Vec::new(),
-            ext_names: Vec::new(),
-            ext_values: Vec::new(),
-        }
+        Endpoint { mask: 0, values: Vec::new(), ext_names: Vec::new(), ext_values: Vec::new() }
     }
 
     fn get(&self, m: Method) -> Option<&T> {
         if m == Method::Extension || self.mask & bit(m) == 0 {
             return None;
         }
-        self.values
-            .get((self.mask & (bit(m) - 1)).count_ones() as usize)
+        self.values.get((self.mask & (bit(m) - 1)).count_ones() as usize)
     }
 
     fn get_ext(&self, token: &str) -> Option<&T> {
@@ -71,27 +65,17 @@ impl<T> Endpoint<T> {
 
     fn into_pairs(self) -> impl Iterator<Item = (MethodKey<'static>, T)> {
         let mask = self.mask;
-        let standard = STANDARD_METHODS
-            .into_iter()
-            .filter(move |m| mask & bit(*m) != 0);
+        let standard = STANDARD_METHODS.into_iter().filter(move |m| mask & bit(*m) != 0);
         let standard = standard.map(MethodKey::Standard).zip(self.values);
-        let ext = self
-            .ext_names
-            .into_iter()
-            .map(|n| MethodKey::Extension(Cow::Owned(n.into())));
+        let ext = self.ext_names.into_iter().map(|n| MethodKey::Extension(Cow::Owned(n.into())));
         let ext = ext.zip(self.ext_values);
         standard.chain(ext)
     }
 
     fn keys(&self) -> impl Iterator<Item = MethodKey<'_>> {
         let mask = self.mask;
-        let standard = STANDARD_METHODS
-            .into_iter()
-            .filter(move |m| mask & bit(*m) != 0);
-        let ext = self
-            .ext_names
-            .iter()
-            .map(|n| MethodKey::Extension(Cow::Borrowed(&**n)));
+        let standard = STANDARD_METHODS.into_iter().filter(move |m| mask & bit(*m) != 0);
+        let ext = self.ext_names.iter().map(|n| MethodKey::Extension(Cow::Borrowed(&**n)));
         standard.map(MethodKey::Standard).chain(ext)
     }
 
@@ -100,10 +84,7 @@ impl<T> Endpoint<T> {
         if mask & bit(Method::Get) != 0 {
             mask |= bit(Method::Head);
         }
-        AllowSet {
-            mask,
-            ext: &self.ext_names,
-        }
+        AllowSet { mask, ext: &self.ext_names }
     }
 }
 
@@ -184,10 +165,7 @@ impl<T> Default for MethodRouter<T> {
 impl<T> MethodRouter<T> {
     /// An empty router, trailing-slash redirect off.
     pub fn new() -> Self {
-        MethodRouter {
-            tree: Tree::new(),
-            redirect_trailing_slash: false,
-        }
+        MethodRouter { tree: Tree::new(), redirect_trailing_slash: false }
     }
 
     /// Number of routes (templates), whatever their methods.
@@ -214,11 +192,7 @@ impl<T> MethodRouter<T> {
     /// [`MethodRouter::insert_extension`]). A failed insert changes nothing.
     pub fn insert(&mut self, template: &str, method: Method, value: T) -> Result<(), InsertError> {
         if method == Method::Extension {
-            return Err(InsertError::malformed_at(
-                template,
-                0,
-                Malformed::InvalidMethod,
-            ));
+            return Err(InsertError::malformed_at(template, 0, Malformed::InvalidMethod));
         }
         self.add(template, MethodKey::Standard(method), value)
     }
@@ -236,11 +210,7 @@ impl<T> MethodRouter<T> {
         value: T,
     ) -> Result<(), InsertError> {
         if token.is_empty() || !token.bytes().all(is_tchar) {
-            return Err(InsertError::malformed_at(
-                template,
-                0,
-                Malformed::InvalidMethod,
-            ));
+            return Err(InsertError::malformed_at(template, 0, Malformed::InvalidMethod));
         }
         match Method::from_token(token.as_bytes()) {
             Method::Extension => {
@@ -315,23 +285,13 @@ impl<T> MethodRouter<T> {
         let endpoint = m.value;
         // RFC 9110 §9.3.2: HEAD is GET without the content.
         let value = match method {
-            Method::Head => endpoint
-                .get(Method::Head)
-                .or_else(|| endpoint.get(Method::Get)),
+            Method::Head => endpoint.get(Method::Head).or_else(|| endpoint.get(Method::Get)),
             m => endpoint.get(m),
         };
         match value {
-            Some(value) => Resolution::Found {
-                value,
-                params: m.params,
-                template: m.template,
-            },
-            None if method == Method::Options => Resolution::Options {
-                allow: endpoint.allow(),
-            },
-            None => Resolution::MethodNotAllowed {
-                allow: endpoint.allow(),
-            },
+            Some(value) => Resolution::Found { value, params: m.params, template: m.template },
+            None if method == Method::Options => Resolution::Options { allow: endpoint.allow() },
+            None => Resolution::MethodNotAllowed { allow: endpoint.allow() },
         }
     }
 
@@ -349,28 +309,16 @@ impl<T> MethodRouter<T> {
             return self.not_found(path);
         };
         match m.value.get_ext(token) {
-            Some(value) => Resolution::Found {
-                value,
-                params: m.params,
-                template: m.template,
-            },
-            None => Resolution::MethodNotAllowed {
-                allow: m.value.allow(),
-            },
+            Some(value) => Resolution::Found { value, params: m.params, template: m.template },
+            None => Resolution::MethodNotAllowed { allow: m.value.allow() },
         }
     }
 
     fn not_found<'r, 'p>(&'r self, path: &'p str) -> Resolution<'r, 'p, T> {
         if self.redirect_trailing_slash && self.tree.matches_other_slash_form(path) {
             let location = match path.strip_suffix('/') {
-                Some(shorter) => Location {
-                    path: shorter,
-                    add_slash: false,
-                },
-                None => Location {
-                    path,
-                    add_slash: true,
-                },
+                Some(shorter) => Location { path: shorter, add_slash: false },
+                None => Location { path, add_slash: true },
             };
             return Resolution::RedirectTrailingSlash { location };
         }
@@ -380,9 +328,7 @@ impl<T> MethodRouter<T> {
 
 impl<T> fmt::Debug for MethodRouter<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.tree.iter().map(|(t, _)| t))
-            .finish()
+        f.debug_list().entries(self.tree.iter().map(|(t, _)| t)).finish()
     }
 }
 
@@ -411,13 +357,9 @@ impl<'r> AllowSet<'r> {
     /// order.
     pub fn iter(&self) -> impl Iterator<Item = &'r str> + use<'r> {
         let mask = self.mask;
-        let standard = STANDARD_METHODS
-            .into_iter()
-            .filter(move |m| mask & bit(*m) != 0);
+        let standard = STANDARD_METHODS.into_iter().filter(move |m| mask & bit(*m) != 0);
         let ext: &'r [Box<str>] = self.ext;
-        standard
-            .filter_map(|m| -> Option<&'r str> { m.as_str() })
-            .chain(ext.iter().map(|e| &**e))
+        standard.filter_map(|m| -> Option<&'r str> { m.as_str() }).chain(ext.iter().map(|e| &**e))
     }
 }
 
@@ -457,10 +399,6 @@ impl<'p> Location<'p> {
 impl fmt::Display for Location<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.path)?;
-        if self.add_slash {
-            f.write_str("/")
-        } else {
-            Ok(())
-        }
+        if self.add_slash { f.write_str("/") } else { Ok(()) }
     }
 }

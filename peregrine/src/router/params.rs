@@ -112,22 +112,13 @@ impl<'t, 'p> Params<'t, 'p> {
 
     /// The `(name, raw value)` pairs in template order.
     pub fn iter(&self) -> ParamsIter<'_, 't, 'p> {
-        ParamsIter {
-            params: self,
-            next: 0,
-        }
+        ParamsIter { params: self, next: 0 }
     }
 
     fn pair(&self, i: usize, raw: &Span) -> (&'t str, &'p str) {
-        let (no, nl) = self
-            .names
-            .get(i)
-            .map_or((0, 0), |&(o, l)| (o as usize, l as usize));
+        let (no, nl) = self.names.get(i).map_or((0, 0), |&(o, l)| (o as usize, l as usize));
         let name = self.text.get(no..no + nl).unwrap_or_default();
-        let value = self
-            .path
-            .get(raw.start as usize..raw.end as usize)
-            .unwrap_or_default();
+        let value = self.path.get(raw.start as usize..raw.end as usize).unwrap_or_default();
         (name, value)
     }
 }
@@ -190,10 +181,7 @@ mod tests {
         let path = "0123456789AB";
         let mut p = Params::new(text, path);
         for i in 0..12u32 {
-            p.push(Span {
-                start: i,
-                end: i + 1,
-            });
+            p.push(Span { start: i, end: i + 1 });
         }
         p.set_names(&names);
         assert_eq!(p.len(), 12);

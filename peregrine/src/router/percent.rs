@@ -44,9 +44,7 @@ pub fn percent_decode(raw: &str) -> Result<Cow<'_, str>, DecodeError> {
             i += 1;
         }
     }
-    String::from_utf8(out)
-        .map(Cow::Owned)
-        .map_err(|_| DecodeError::InvalidUtf8)
+    String::from_utf8(out).map(Cow::Owned).map_err(|_| DecodeError::InvalidUtf8)
 }
 
 fn hex(b: u8) -> Option<u8> {
@@ -69,66 +67,22 @@ mod tests {
             expect: Result<&'static str, DecodeError>,
         }
         let cases = [
-            Case {
-                input: "",
-                expect: Ok(""),
-            },
-            Case {
-                input: "plain",
-                expect: Ok("plain"),
-            },
-            Case {
-                input: "a%20b",
-                expect: Ok("a b"),
-            },
-            Case {
-                input: "%2f%2F",
-                expect: Ok("//"),
-            },
-            Case {
-                input: "%e2%82%ac",
-                expect: Ok("\u{20ac}"),
-            },
-            Case {
-                input: "a+b",
-                expect: Ok("a+b"),
-            },
-            Case {
-                input: "%",
-                expect: Err(DecodeError::InvalidPercent { at: 0 }),
-            },
-            Case {
-                input: "ab%4",
-                expect: Err(DecodeError::InvalidPercent { at: 2 }),
-            },
-            Case {
-                input: "%g0",
-                expect: Err(DecodeError::InvalidPercent { at: 0 }),
-            },
-            Case {
-                input: "%0g",
-                expect: Err(DecodeError::InvalidPercent { at: 0 }),
-            },
-            Case {
-                input: "%C3",
-                expect: Err(DecodeError::InvalidUtf8),
-            },
-            Case {
-                input: "%C0%80",
-                expect: Err(DecodeError::InvalidUtf8),
-            },
+            Case { input: "", expect: Ok("") },
+            Case { input: "plain", expect: Ok("plain") },
+            Case { input: "a%20b", expect: Ok("a b") },
+            Case { input: "%2f%2F", expect: Ok("//") },
+            Case { input: "%e2%82%ac", expect: Ok("\u{20ac}") },
+            Case { input: "a+b", expect: Ok("a+b") },
+            Case { input: "%", expect: Err(DecodeError::InvalidPercent { at: 0 }) },
+            Case { input: "ab%4", expect: Err(DecodeError::InvalidPercent { at: 2 }) },
+            Case { input: "%g0", expect: Err(DecodeError::InvalidPercent { at: 0 }) },
+            Case { input: "%0g", expect: Err(DecodeError::InvalidPercent { at: 0 }) },
+            Case { input: "%C3", expect: Err(DecodeError::InvalidUtf8) },
+            Case { input: "%C0%80", expect: Err(DecodeError::InvalidUtf8) },
         ];
         for c in cases {
-            assert_eq!(
-                percent_decode(c.input).as_deref().map_err(|e| *e),
-                c.expect,
-                "{}",
-                c.input
-            );
+            assert_eq!(percent_decode(c.input).as_deref().map_err(|e| *e), c.expect, "{}", c.input);
         }
-        assert!(matches!(
-            percent_decode("plain"),
-            Ok(Cow::Borrowed("plain"))
-        ));
+        assert!(matches!(percent_decode("plain"), Ok(Cow::Borrowed("plain"))));
     }
 }

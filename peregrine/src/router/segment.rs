@@ -25,29 +25,19 @@ fn low_bytes(k: u32) -> u64 {
 /// there. `pos` may be up to `path.len() + 1`.
 #[inline(always)]
 fn load(path: &[u8], pos: usize) -> u64 {
-    if let Some(bytes) = path
-        .get(pos..pos + 8)
-        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-    {
+    if let Some(bytes) = path.get(pos..pos + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
         return u64::from_le_bytes(bytes);
     }
     // Fewer than 8 bytes left: shift the path's last word down instead of copying the tail
     // into a buffer (a variable-length copy is a `memcpy` call: 29 instructions per lookup).
     let have = path.len().saturating_sub(pos); // 0..8
     let len = path.len();
-    let w = match path
-        .get(len.wrapping_sub(8)..)
-        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-    {
-        Some(last) => u64::from_le_bytes(last)
-            .checked_shr(64 - 8 * have as u32)
-            .unwrap_or(0),
+    let w = match path.get(len.wrapping_sub(8)..).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+        Some(last) => u64::from_le_bytes(last).checked_shr(64 - 8 * have as u32).unwrap_or(0),
         None => {
             // A path shorter than 8 bytes.
             let tail = path.get(pos..).unwrap_or_default();
-            tail.iter()
-                .rev()
-                .fold(0u64, |w, &b| (w << 8) | u64::from(b))
+            tail.iter().rev().fold(0u64, |w, &b| (w << 8) | u64::from(b))
         }
     };
     w | SLASHES.checked_shl(8 * have as u32).unwrap_or(0)
@@ -91,11 +81,7 @@ pub(crate) fn segment_end(path: &[u8], pos: usize) -> usize {
 
 /// The first word of a label, as [`scan`] yields it.
 pub(crate) fn first_word(label: &[u8]) -> u64 {
-    label
-        .iter()
-        .take(8)
-        .rev()
-        .fold(0u64, |w, &b| (w << 8) | u64::from(b))
+    label.iter().take(8).rev().fold(0u64, |w, &b| (w << 8) | u64::from(b))
 }
 
 /// Hash of a label whose first word is `word` (all of its bytes and its length).
@@ -110,9 +96,7 @@ pub(crate) fn hash_label(word: u64, label: &[u8]) -> u32 {
         let chunk = match label.get(at..at + 8) {
             Some(b) => <[u8; 8]>::try_from(b).map_or(0, u64::from_le_bytes),
             None => {
-                let last = label
-                    .get(len - 8..)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok());
+                let last = label.get(len - 8..).and_then(|b| <[u8; 8]>::try_from(b).ok());
                 last.map_or(0, u64::from_le_bytes) >> (8 * (at + 8 - len))
             }
         };
@@ -153,11 +137,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(
-            hashes.len(),
-            text.len() + 1,
-            "prefixes of one text hash apart"
-        );
+        assert_eq!(hashes.len(), text.len() + 1, "prefixes of one text hash apart");
     }
 
     #[test]

@@ -75,11 +75,7 @@ fn parse_segment<'a>(
         if let Some(i) = name.bytes().position(|b| !is_name_byte(b)) {
             return err(1 + usize::from(catch_all) + i, Malformed::InvalidName);
         }
-        return Ok(if catch_all {
-            Segment::CatchAll(name)
-        } else {
-            Segment::Param(name)
-        });
+        return Ok(if catch_all { Segment::CatchAll(name) } else { Segment::Param(name) });
     }
     // A static segment: `{{` and `}}` stand for literal braces; everything else must be a
     // byte a conforming client can put in a path, or the route could never match.
@@ -168,46 +164,16 @@ mod tests {
             expect: Vec<Segment<'static>>,
         }
         let cases = [
-            Case {
-                input: "/",
-                expect: vec![st("")],
-            },
-            Case {
-                input: "/a/b",
-                expect: vec![st("a"), st("b")],
-            },
-            Case {
-                input: "/a/",
-                expect: vec![st("a"), st("")],
-            },
-            Case {
-                input: "/a//b",
-                expect: vec![st("a"), st(""), st("b")],
-            },
-            Case {
-                input: "/u/{id}",
-                expect: vec![st("u"), Segment::Param("id")],
-            },
-            Case {
-                input: "/f/{*rest}",
-                expect: vec![st("f"), Segment::CatchAll("rest")],
-            },
-            Case {
-                input: "/{{x}}",
-                expect: vec![st("{x}")],
-            },
-            Case {
-                input: "/a{{b",
-                expect: vec![st("a{b")],
-            },
-            Case {
-                input: "/%2F:@!$&'()*+,;=~._-",
-                expect: vec![st("%2F:@!$&'()*+,;=~._-")],
-            },
-            Case {
-                input: "/{a.b-c_9}",
-                expect: vec![Segment::Param("a.b-c_9")],
-            },
+            Case { input: "/", expect: vec![st("")] },
+            Case { input: "/a/b", expect: vec![st("a"), st("b")] },
+            Case { input: "/a/", expect: vec![st("a"), st("")] },
+            Case { input: "/a//b", expect: vec![st("a"), st(""), st("b")] },
+            Case { input: "/u/{id}", expect: vec![st("u"), Segment::Param("id")] },
+            Case { input: "/f/{*rest}", expect: vec![st("f"), Segment::CatchAll("rest")] },
+            Case { input: "/{{x}}", expect: vec![st("{x}")] },
+            Case { input: "/a{{b", expect: vec![st("a{b")] },
+            Case { input: "/%2F:@!$&'()*+,;=~._-", expect: vec![st("%2F:@!$&'()*+,;=~._-")] },
+            Case { input: "/{a.b-c_9}", expect: vec![Segment::Param("a.b-c_9")] },
         ];
         for c in cases {
             assert_eq!(parse(c.input).unwrap(), c.expect, "{}", c.input);
@@ -222,142 +188,43 @@ mod tests {
             reason: Malformed,
         }
         let cases = [
-            Case {
-                input: "",
-                at: 0,
-                reason: Malformed::MissingLeadingSlash,
-            },
-            Case {
-                input: "a/b",
-                at: 0,
-                reason: Malformed::MissingLeadingSlash,
-            },
-            Case {
-                input: "/{id",
-                at: 1,
-                reason: Malformed::UnclosedBrace,
-            },
-            Case {
-                input: "/{a/b}",
-                at: 1,
-                reason: Malformed::UnclosedBrace,
-            },
-            Case {
-                input: "/a{",
-                at: 2,
-                reason: Malformed::UnclosedBrace,
-            },
-            Case {
-                input: "/a}",
-                at: 2,
-                reason: Malformed::UnmatchedClosingBrace,
-            },
-            Case {
-                input: "/{{x}",
-                at: 4,
-                reason: Malformed::UnmatchedClosingBrace,
-            },
-            Case {
-                input: "/{}",
-                at: 2,
-                reason: Malformed::EmptyName,
-            },
-            Case {
-                input: "/{*}",
-                at: 2,
-                reason: Malformed::EmptyName,
-            },
-            Case {
-                input: "/{a b}",
-                at: 3,
-                reason: Malformed::InvalidName,
-            },
-            Case {
-                input: "/{*a*}",
-                at: 4,
-                reason: Malformed::InvalidName,
-            },
-            Case {
-                input: "/{id}.json",
-                at: 5,
-                reason: Malformed::PartialSegment,
-            },
-            Case {
-                input: "/v{n}",
-                at: 2,
-                reason: Malformed::PartialSegment,
-            },
-            Case {
-                input: "/{*a}/b",
-                at: 5,
-                reason: Malformed::CatchAllNotLast,
-            },
-            Case {
-                input: "/{*a}/",
-                at: 5,
-                reason: Malformed::CatchAllNotLast,
-            },
-            Case {
-                input: "/{a}/{a}",
-                at: 6,
-                reason: Malformed::DuplicateName,
-            },
-            Case {
-                input: "/{a}/{*a}",
-                at: 6,
-                reason: Malformed::DuplicateName,
-            },
+            Case { input: "", at: 0, reason: Malformed::MissingLeadingSlash },
+            Case { input: "a/b", at: 0, reason: Malformed::MissingLeadingSlash },
+            Case { input: "/{id", at: 1, reason: Malformed::UnclosedBrace },
+            Case { input: "/{a/b}", at: 1, reason: Malformed::UnclosedBrace },
+            Case { input: "/a{", at: 2, reason: Malformed::UnclosedBrace },
+            Case { input: "/a}", at: 2, reason: Malformed::UnmatchedClosingBrace },
+            Case { input: "/{{x}", at: 4, reason: Malformed::UnmatchedClosingBrace },
+            Case { input: "/{}", at: 2, reason: Malformed::EmptyName },
+            Case { input: "/{*}", at: 2, reason: Malformed::EmptyName },
+            Case { input: "/{a b}", at: 3, reason: Malformed::InvalidName },
+            Case { input: "/{*a*}", at: 4, reason: Malformed::InvalidName },
+            Case { input: "/{id}.json", at: 5, reason: Malformed::PartialSegment },
+            Case { input: "/v{n}", at: 2, reason: Malformed::PartialSegment },
+            Case { input: "/{*a}/b", at: 5, reason: Malformed::CatchAllNotLast },
+            Case { input: "/{*a}/", at: 5, reason: Malformed::CatchAllNotLast },
+            Case { input: "/{a}/{a}", at: 6, reason: Malformed::DuplicateName },
+            Case { input: "/{a}/{*a}", at: 6, reason: Malformed::DuplicateName },
             // RFC 3986 §3.3: no space, `?`, `#`, `"`, controls or non-ASCII in a path.
-            Case {
-                input: "/a b",
-                at: 2,
-                reason: Malformed::InvalidByte,
-            },
-            Case {
-                input: "/a?b",
-                at: 2,
-                reason: Malformed::InvalidByte,
-            },
-            Case {
-                input: "/a#",
-                at: 2,
-                reason: Malformed::InvalidByte,
-            },
-            Case {
-                input: "/caf\u{e9}",
-                at: 4,
-                reason: Malformed::InvalidByte,
-            },
+            Case { input: "/a b", at: 2, reason: Malformed::InvalidByte },
+            Case { input: "/a?b", at: 2, reason: Malformed::InvalidByte },
+            Case { input: "/a#", at: 2, reason: Malformed::InvalidByte },
+            Case { input: "/caf\u{e9}", at: 4, reason: Malformed::InvalidByte },
             // RFC 3986 §2.1: `%` needs two hex digits.
-            Case {
-                input: "/%zz",
-                at: 1,
-                reason: Malformed::InvalidByte,
-            },
-            Case {
-                input: "/%4",
-                at: 1,
-                reason: Malformed::InvalidByte,
-            },
+            Case { input: "/%zz", at: 1, reason: Malformed::InvalidByte },
+            Case { input: "/%4", at: 1, reason: Malformed::InvalidByte },
         ];
         for c in cases {
             let e = parse(c.input).unwrap_err();
             assert_eq!(
                 e,
-                InsertError::Malformed {
-                    template: c.input.into(),
-                    at: c.at,
-                    reason: c.reason
-                },
+                InsertError::Malformed { template: c.input.into(), at: c.at, reason: c.reason },
                 "{}",
                 c.input
             );
         }
         let deep = "/a".repeat(MAX_SEGMENTS + 1);
-        assert_eq!(
-            parse(&deep).unwrap_err().malformed(),
-            Some(Malformed::TooManySegments)
-        );
+        assert_eq!(parse(&deep).unwrap_err().malformed(), Some(Malformed::TooManySegments));
         assert!(parse(&"/a".repeat(MAX_SEGMENTS)).is_ok());
     }
 }

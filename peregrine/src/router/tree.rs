@@ -43,15 +43,8 @@ struct Node {
     statics: u32,
 }
 
-const NODE: Node = Node {
-    word: 0,
-    len: 0,
-    tail: 0,
-    param: NONE,
-    catch: NONE,
-    route: NONE,
-    statics: NO_STATICS,
-};
+const NODE: Node =
+    Node { word: 0, len: 0, tail: 0, param: NONE, catch: NONE, route: NONE, statics: NO_STATICS };
 
 #[derive(Clone, Debug)]
 struct Route<T> {
@@ -178,21 +171,11 @@ impl<T> Tree<T> {
             return Err(NotFound);
         }
         let mut params = Params::new(&self.text, path);
-        let route = self
-            .walk::<false>(bytes, ROOT, 1, &mut params)
-            .ok_or(NotFound)?;
+        let route = self.walk::<false>(bytes, ROOT, 1, &mut params).ok_or(NotFound)?;
         let r = self.routes.get(route as usize).ok_or(NotFound)?;
         let (first, count) = (r.names as usize, r.count as usize);
-        params.set_names(
-            self.param_names
-                .get(first..first + count)
-                .unwrap_or_default(),
-        );
-        Ok(Match {
-            value: &r.value,
-            params,
-            template: self.template_of(r),
-        })
+        params.set_names(self.param_names.get(first..first + count).unwrap_or_default());
+        Ok(Match { value: &r.value, params, template: self.template_of(r) })
     }
 
     /// `(template, value)` for every route, in insertion order.
@@ -226,10 +209,8 @@ impl<T> Tree<T> {
     /// ```
     pub fn nest(&mut self, prefix: &str, other: Tree<T>) -> Result<(), InsertError> {
         check_prefix(prefix)?;
-        let templates: Vec<String> = other
-            .iter()
-            .map(|(t, _)| nested_template(prefix, t))
-            .collect();
+        let templates: Vec<String> =
+            other.iter().map(|(t, _)| nested_template(prefix, t)).collect();
         for t in &templates {
             self.check(t)?;
         }
@@ -348,20 +329,14 @@ impl<T> Tree<T> {
                 if end == pos {
                     return None;
                 }
-                params.push(Span {
-                    start: pos as u32,
-                    end: end as u32,
-                });
+                params.push(Span { start: pos as u32, end: end as u32 });
                 (node, pos) = (n.param, end + 1);
                 continue;
             }
             // A catch-all matches the non-empty rest of the path.
             if n.catch != NONE && pos < limit {
                 let c = self.nodes.get(n.catch as usize)?;
-                params.push(Span {
-                    start: pos as u32,
-                    end: path.len() as u32,
-                });
+                params.push(Span { start: pos as u32, end: path.len() as u32 });
                 return (c.route != NONE).then_some(c.route);
             }
             return None;
@@ -381,15 +356,11 @@ impl<T> Tree<T> {
     ) -> Option<u32> {
         if statics != MANY {
             let child = statics & !SINGLE;
-            return self
-                .is_label(child, path, start, end, word)
-                .then_some(child);
+            return self.is_label(child, path, start, end, word).then_some(child);
         }
         // `start` is one past the end for the empty segment after a virtual trailing slash.
         let hash = hash_label(word, path.get(start..end).unwrap_or_default());
-        self.edges.find(node, hash, |child| {
-            self.is_label(child, path, start, end, word)
-        })
+        self.edges.find(node, hash, |child| self.is_label(child, path, start, end, word))
     }
 
     /// Whether the label into `child` is `path[start..end]`.
@@ -411,10 +382,7 @@ impl<T> Tree<T> {
     /// Follows `segments` as far as the tree goes, checking each conflict rule on the way.
     fn locate(&self, template: &str, segments: &[Segment<'_>]) -> Result<Located, InsertError> {
         if self.nodes.is_empty() {
-            return Ok(Located::Vacant {
-                node: ROOT,
-                depth: 0,
-            });
+            return Ok(Located::Vacant { node: ROOT, depth: 0 });
         }
         let mut node = ROOT;
         for (depth, segment) in segments.iter().enumerate() {
@@ -453,10 +421,7 @@ impl<T> Tree<T> {
             }
         }
         Ok(match self.nodes[node as usize].route {
-            NONE => Located::Vacant {
-                node,
-                depth: segments.len(),
-            },
+            NONE => Located::Vacant { node, depth: segments.len() },
             route => Located::Existing(route),
         })
     }
@@ -504,8 +469,7 @@ impl<T> Tree<T> {
                     new.word = word;
                     new.len = label.len() as u32;
                     new.tail = self.tails.len() as u32;
-                    self.tails
-                        .extend_from_slice(label.get(8..).unwrap_or_default());
+                    self.tails.extend_from_slice(label.get(8..).unwrap_or_default());
                     let hash = hash_label(word, label);
                     self.attach_static(node, child, hash);
                 }
@@ -528,8 +492,7 @@ impl<T> Tree<T> {
         let mut count = 0;
         for segment in segments {
             if let Segment::Param(n) | Segment::CatchAll(n) = segment {
-                self.param_names
-                    .push((self.text.len() as u32, n.len() as u32));
+                self.param_names.push((self.text.len() as u32, n.len() as u32));
                 self.text.push_str(n);
                 count += 1;
             }
@@ -538,13 +501,7 @@ impl<T> Tree<T> {
         self.text.push_str(template);
         self.nodes[node as usize].route = self.routes.len() as u32;
         let template_len = template.len() as u32;
-        self.routes.push(Route {
-            value,
-            template_off,
-            template_len,
-            names,
-            count,
-        });
+        self.routes.push(Route { value, template_off, template_len, names, count });
         Ok(())
     }
 
@@ -564,9 +521,7 @@ impl<T> Tree<T> {
                 let (t, l) = (f.tail as usize, f.len as usize);
                 let mut label = f.word.to_le_bytes()[..l.min(8)].to_vec();
                 label.extend_from_slice(
-                    self.tails
-                        .get(t..t + l.saturating_sub(8))
-                        .unwrap_or_default(),
+                    self.tails.get(t..t + l.saturating_sub(8)).unwrap_or_default(),
                 );
                 self.edges.insert(parent, hash_label(f.word, &label), first);
                 self.edges.insert(parent, hash, child);
@@ -576,11 +531,7 @@ impl<T> Tree<T> {
     }
 
     fn name(&self, node: u32) -> &str {
-        let (o, l) = self
-            .node_names
-            .get(node as usize)
-            .copied()
-            .unwrap_or_default();
+        let (o, l) = self.node_names.get(node as usize).copied().unwrap_or_default();
         let (o, l) = (o as usize, l as usize);
         self.text.get(o..o + l).unwrap_or_default()
     }
@@ -612,16 +563,8 @@ impl<T> Tree<T> {
     }
 
     fn conflict_route(&self, template: &str, route: u32, kind: Conflict) -> InsertError {
-        let with = self
-            .routes
-            .get(route as usize)
-            .map(|r| self.template_of(r))
-            .unwrap_or_default();
-        InsertError::Conflict {
-            template: template.into(),
-            with: with.into(),
-            kind,
-        }
+        let with = self.routes.get(route as usize).map(|r| self.template_of(r)).unwrap_or_default();
+        InsertError::Conflict { template: template.into(), with: with.into(), kind }
     }
 }
 
@@ -633,11 +576,7 @@ pub(crate) fn check_prefix(prefix: &str) -> Result<(), InsertError> {
     let segments = parse(prefix)?;
     let bad = prefix.ends_with('/') || segments.iter().any(|s| matches!(s, Segment::CatchAll(_)));
     if bad {
-        return Err(InsertError::malformed_at(
-            prefix,
-            prefix.len() - 1,
-            Malformed::InvalidPrefix,
-        ));
+        return Err(InsertError::malformed_at(prefix, prefix.len() - 1, Malformed::InvalidPrefix));
     }
     Ok(())
 }
