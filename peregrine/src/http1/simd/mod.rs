@@ -443,6 +443,27 @@ pub(crate) fn dispatch<J: Job>(job: J) -> J::Out {
         return job.run(Vector(neon::Neon::new()));
     }
     #[allow(unreachable_code)]
+    run_scalar(job)
+}
+
+/// The scalar run, kept out of line where a vector kernel is the usual one: inlined, its code
+/// made the dispatching function save registers and build a large frame on every call, even
+/// when it only forwards to the vector kernel.
+#[cfg_attr(
+    any(
+        all(target_arch = "x86_64", not(feature = "force-scalar")),
+        all(target_arch = "aarch64", target_feature = "neon", not(feature = "force-scalar"))
+    ),
+    inline(never)
+)]
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", not(feature = "force-scalar")),
+        all(target_arch = "aarch64", target_feature = "neon", not(feature = "force-scalar"))
+    )),
+    inline(always)
+)]
+fn run_scalar<J: Job>(job: J) -> J::Out {
     job.run(scalar::Scalar)
 }
 
