@@ -301,6 +301,17 @@ pub(crate) trait Block: Copy {
     /// # Safety
     /// `ptr` must point at `W` readable bytes.
     unsafe fn target(self, ptr: *const u8) -> u64;
+    /// Whether [`Block::delims`] is implemented (the header-line fast path).
+    const DELIMS: bool = false;
+    /// Masks over `W` bytes at `ptr`: bit(s) of byte `i` set when it is `:` (first) and when it
+    /// is CR (second). Only called when [`Block::DELIMS`] is true.
+    ///
+    /// # Safety
+    /// `ptr` must point at `W` readable bytes.
+    #[inline(always)]
+    unsafe fn delims(self, _ptr: *const u8) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// A [`Kernel`] built from a [`Block`] classifier.
@@ -384,6 +395,29 @@ impl<B: Block> Kernel for Vector<B> {
         let len = buf.len();
         if len < B::W {
             return scalar::Scalar.line(buf, start);
+        }
+        // Fast path for a line that ends within one block from `start`: the colon and the CR
+        // are found by single compares, so the next line's load waits only on those; the
+        // class masks confirm the answer (no non-`tchar` before the colon, no non-value byte
+        // between it and the CR) off that dependency chain, behind a branch that predicts.
+        // When they do not confirm it, the exact scan below decides.
+        if B::DELIMS && start + B::W <= len {
+            let chunk = &buf[start..start + B::W];
+            // SAFETY: `chunk` holds exactly W bytes.
+            let ((t, v), (c, r)) =
+                unsafe { (self.0.name_value(chunk.as_ptr()), self.0.delims(chunk.as_ptr())) };
+            if c != 0 {
+                let at = c.trailing_zeros() / B::S;
+                let r = r & !low_bits((at + 1) * B::S);
+                if r != 0 {
+                    let e = r.trailing_zeros() / B::S;
+                    let name = low_bits(at * B::S);
+                    let value = low_bits(e * B::S) & !low_bits((at + 1) * B::S);
+                    if t & name == 0 && v & value == 0 {
+                        return (start + at as usize, start + e as usize);
+                    }
+                }
+            }
         }
         let mut i = start;
         // Name phase: the same loaded block answers for the value too, so a typical line
