@@ -74,7 +74,10 @@ impl Block for Avx2 {
             let v = _mm256_loadu_si256(ptr.cast());
             let colon = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b':' as i8));
             let cr = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\r' as i8));
-            (u64::from(_mm256_movemask_epi8(colon) as u32), u64::from(_mm256_movemask_epi8(cr) as u32))
+            (
+                u64::from(_mm256_movemask_epi8(colon) as u32),
+                u64::from(_mm256_movemask_epi8(cr) as u32),
+            )
         }
     }
 
