@@ -66,15 +66,11 @@ const fn word(s: &[u8]) -> u64 {
 }
 
 const fn mask(len: usize) -> u64 {
-    if len >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (len * 8)) - 1
-    }
+    if len >= 8 { u64::MAX } else { (1u64 << (len * 8)) - 1 }
 }
 
 // Each entry: the method followed by its terminating space, as a little-endian word, and the mask
-// covering those bytes. Ordered by how common the method is.
+// covering those bytes.
 const WORDS: [(u64, u64, Method, u8); 9] = [
     (word(b"GET "), mask(4), Method::Get, 3),
     (word(b"POST "), mask(5), Method::Post, 4),
@@ -86,6 +82,45 @@ const WORDS: [(u64, u64, Method, u8); 9] = [
     (word(b"CONNECT "), mask(8), Method::Connect, 7),
     (word(b"TRACE "), mask(6), Method::Trace, 5),
 ];
+
+/// Multiplier of the perfect hash: the first four bytes of the nine methods ("GET ", "HEAD",
+/// "POST", "PUT ", "DELE", "CONN", "OPTI", "TRAC", "PATC") times this, top four bits of the
+/// 32-bit product, are nine distinct slots of [`SLOTS`] (asserted when the table is built).
+const HASH_MUL: u32 = 0x2265_b1f5;
+
+/// The slot of a line whose first eight bytes are `w`.
+#[inline(always)]
+const fn slot(w: u64) -> usize {
+    ((w as u32).wrapping_mul(HASH_MUL) >> 28) as usize
+}
+
+/// One slot of the perfect-hash table.
+#[derive(Clone, Copy)]
+struct Slot {
+    /// The method and its space, little-endian, zero-padded.
+    word: u64,
+    /// Covers the bytes of `word`. Empty slots have `mask == 0` and `word == 1`, which no line
+    /// can match.
+    mask: u64,
+    method: Method,
+    len: u8,
+}
+
+const fn build_slots() -> [Slot; 16] {
+    let mut t = [Slot { word: 1, mask: 0, method: Method::Extension, len: 0 }; 16];
+    let mut i = 0;
+    while i < WORDS.len() {
+        let (word, mask, method, len) = WORDS[i];
+        let s = slot(word);
+        assert!(t[s].mask == 0, "HASH_MUL is not a perfect hash of the methods");
+        t[s] = Slot { word, mask, method, len };
+        i += 1;
+    }
+    t
+}
+
+/// The nine standard methods, each in the slot its first four bytes hash to.
+static SLOTS: [Slot; 16] = build_slots();
 
 impl Method {
     /// Recognises a standard method at the start of a request line.
@@ -99,13 +134,11 @@ impl Method {
     pub fn recognize_prefix(line: &[u8]) -> Option<(Method, usize)> {
         let first8: [u8; 8] = line.get(..8)?.try_into().ok()?;
         let w = u64::from_le_bytes(first8);
-        // Two word compares cover GET and POST, most of the traffic; the rest follow in order.
-        for &(want, m, method, len) in WORDS.iter() {
-            if w & m == want {
-                return Some((method, len as usize));
-            }
-        }
-        None
+        // One multiply picks the only method the line can be; one masked compare confirms it.
+        // No data-dependent branch before the result, so a random mix of methods costs the
+        // same as a run of GETs.
+        let s = SLOTS[slot(w)];
+        (w & s.mask == s.word).then_some((s.method, usize::from(s.len)))
     }
 
     /// Maps an exact method token to its tag; anything else is [`Method::Extension`].
@@ -118,37 +151,32 @@ impl Method {
             return Method::Extension;
         }
         let w = word_of(token) | (u64::from(b' ') << (token.len() * 8));
-        let m = mask(token.len() + 1);
-        for &(want, wm, method, _) in WORDS.iter() {
-            if wm == m && w == want {
-                return method;
-            }
-        }
-        Method::Extension
+        let s = SLOTS[slot(w)];
+        if s.mask == mask(token.len() + 1) && w == s.word { s.method } else { Method::Extension }
     }
 
     /// The method's canonical text, or `None` for an extension method.
+    #[inline]
     pub const fn as_str(self) -> Option<&'static str> {
-        Some(match self {
-            Method::Get => "GET",
-            Method::Head => "HEAD",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Delete => "DELETE",
-            Method::Connect => "CONNECT",
-            Method::Options => "OPTIONS",
-            Method::Trace => "TRACE",
-            Method::Patch => "PATCH",
-            Method::Extension => return None,
-        })
+        // A table indexed by the tag (a `match` compiled to a jump table on the parse path).
+        const TEXT: [Option<&str>; 10] = [
+            Some("GET"),
+            Some("HEAD"),
+            Some("POST"),
+            Some("PUT"),
+            Some("DELETE"),
+            Some("CONNECT"),
+            Some("OPTIONS"),
+            Some("TRACE"),
+            Some("PATCH"),
+            None,
+        ];
+        TEXT[self as usize]
     }
 
     /// Safe methods do not request a state change (RFC 9110 §9.2.1).
     pub const fn is_safe(self) -> bool {
-        matches!(
-            self,
-            Method::Get | Method::Head | Method::Options | Method::Trace
-        )
+        matches!(self, Method::Get | Method::Head | Method::Options | Method::Trace)
     }
 
     /// Idempotent methods may be retried automatically (RFC 9110 §9.2.2).
@@ -178,13 +206,61 @@ mod tests {
         for m in STANDARD_METHODS {
             let text = m.as_str().unwrap();
             let line = format!("{text} /index.html HTTP/1.1\r\n");
-            assert_eq!(
-                Method::recognize_prefix(line.as_bytes()),
-                Some((m, text.len())),
-                "{text}"
-            );
+            assert_eq!(Method::recognize_prefix(line.as_bytes()), Some((m, text.len())), "{text}");
             assert_eq!(Method::from_token(text.as_bytes()), m);
         }
+    }
+
+    /// The reference: find the space, compare the token with each method's text.
+    fn reference(line: &[u8]) -> Option<(Method, usize)> {
+        if line.len() < 8 {
+            return None;
+        }
+        let end = line.iter().position(|&b| b == b' ')?;
+        STANDARD_METHODS
+            .into_iter()
+            .find(|m| m.as_str().map(str::as_bytes) == Some(&line[..end]))
+            .map(|m| (m, end))
+    }
+
+    #[test]
+    fn hash_table_holds_all_nine_methods_rfc9110_9() {
+        let mut seen = 0;
+        for s in SLOTS.iter().filter(|s| s.mask != 0) {
+            let text = s.method.as_str().unwrap();
+            assert_eq!(usize::from(s.len), text.len());
+            assert_eq!(s.word, word(format!("{text} ").as_bytes()));
+            seen += 1;
+        }
+        assert_eq!(seen, STANDARD_METHODS.len());
+    }
+
+    #[test]
+    fn every_single_byte_mutation_is_a_near_miss_rfc9110_9_1() {
+        // Each method line with any one of its first nine bytes replaced by any byte value:
+        // recognised exactly when the mutated line still starts with a standard method and a
+        // space (e.g. a mutation after the space), refused otherwise.
+        let mut misses = 0;
+        for m in STANDARD_METHODS {
+            let line = format!("{} /a HTTP/1.1", m.as_str().unwrap()).into_bytes();
+            for at in 0..9 {
+                for b in 0..=255u8 {
+                    let mut l = line.clone();
+                    l[at] = b;
+                    let want = reference(&l);
+                    assert_eq!(Method::recognize_prefix(&l), want, "{:?}", l.escape_ascii());
+                    let tok = l.split(|&b| b == b' ').next().unwrap();
+                    let tag = want.map_or(Method::Extension, |(m, _)| m);
+                    assert_eq!(Method::from_token(tok), tag, "{:?}", tok.escape_ascii());
+                    misses += usize::from(want.is_none());
+                }
+            }
+        }
+        // Mutations inside the method or its space must all miss: at least len+1 positions x
+        // 255 other bytes for each method.
+        let inside: usize =
+            STANDARD_METHODS.iter().map(|m| (m.as_str().unwrap().len() + 1) * 255).sum();
+        assert!(misses >= inside, "{misses} < {inside}");
     }
 
     #[test]
@@ -195,36 +271,12 @@ mod tests {
             token: Method,
         }
         let cases = [
-            Case {
-                input: b"get / HTTP/1.1",
-                prefix: None,
-                token: Method::Extension,
-            },
-            Case {
-                input: b"GETS / HTTP/1.1",
-                prefix: None,
-                token: Method::Extension,
-            },
-            Case {
-                input: b"GET/ HTTP/1.1",
-                prefix: None,
-                token: Method::Extension,
-            },
-            Case {
-                input: b"POS / HTTP/1.1",
-                prefix: None,
-                token: Method::Extension,
-            },
-            Case {
-                input: b"PROPFIND / HTTP/1.1",
-                prefix: None,
-                token: Method::Extension,
-            },
-            Case {
-                input: b"GET ",
-                prefix: None,
-                token: Method::Get,
-            },
+            Case { input: b"get / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"GETS / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"GET/ HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"POS / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"PROPFIND / HTTP/1.1", prefix: None, token: Method::Extension },
+            Case { input: b"GET ", prefix: None, token: Method::Get },
         ];
         for c in cases {
             assert_eq!(Method::recognize_prefix(c.input), c.prefix, "{:?}", c.input);

@@ -389,13 +389,14 @@ fn fields<'b, K: Kernel>(
             Some(_) => return Err(Stop::Fail(ParseError::InvalidHeaderValue)),
         }
         // RFC 9112 §5.1: OWS around the value is not part of it.
-        let mut vs = colon + 1;
-        while vs < end && matches!(buf[vs], b' ' | b'\t') {
-            vs += 1;
+        // The bytes between the colon and CR are proven value bytes, so slice patterns trim
+        // them without an index check per byte.
+        let mut value = buf.get(colon + 1..end).unwrap_or_default();
+        while let [b' ' | b'\t', rest @ ..] = value {
+            value = rest;
         }
-        let mut ve = end;
-        while ve > vs && matches!(buf[ve - 1], b' ' | b'\t') {
-            ve -= 1;
+        while let [rest @ .., b' ' | b'\t'] = value {
+            value = rest;
         }
         // RFC 6585 §5 (431): too many fields.
         let Some(slot) = headers.get_mut(n).filter(|_| n < max) else {
@@ -404,7 +405,7 @@ fn fields<'b, K: Kernel>(
         let id = identify(&buf[pos..], colon - pos);
         *slot = Header {
             name,
-            value: &buf[vs..ve],
+            value,
             id,
         };
         known.record(id, n);

@@ -65,6 +65,22 @@ impl Block for Avx2 {
         }
     }
 
+    const DELIMS: bool = true;
+
+    #[inline(always)]
+    unsafe fn delims(self, ptr: *const u8) -> (u64, u64) {
+        // SAFETY: the caller guarantees 32 readable bytes; `self` proves the features.
+        unsafe {
+            let v = _mm256_loadu_si256(ptr.cast());
+            let colon = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b':' as i8));
+            let cr = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\r' as i8));
+            (
+                u64::from(_mm256_movemask_epi8(colon) as u32),
+                u64::from(_mm256_movemask_epi8(cr) as u32),
+            )
+        }
+    }
+
     #[inline(always)]
     unsafe fn target(self, ptr: *const u8) -> u64 {
         // SAFETY: the caller guarantees 32 readable bytes; `self` proves AVX2.

@@ -301,6 +301,17 @@ pub(crate) trait Block: Copy {
     /// # Safety
     /// `ptr` must point at `W` readable bytes.
     unsafe fn target(self, ptr: *const u8) -> u64;
+    /// Whether [`Block::delims`] is implemented (the header-line fast path).
+    const DELIMS: bool = false;
+    /// Masks over `W` bytes at `ptr`: bit(s) of byte `i` set when it is `:` (first) and when it
+    /// is CR (second). Only called when [`Block::DELIMS`] is true.
+    ///
+    /// # Safety
+    /// `ptr` must point at `W` readable bytes.
+    #[inline(always)]
+    unsafe fn delims(self, _ptr: *const u8) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// A [`Kernel`] built from a [`Block`] classifier.
@@ -385,6 +396,29 @@ impl<B: Block> Kernel for Vector<B> {
         if len < B::W {
             return scalar::Scalar.line(buf, start);
         }
+        // Fast path for a line that ends within one block from `start`: the colon and the CR
+        // are found by single compares, so the next line's load waits only on those; the
+        // class masks confirm the answer (no non-`tchar` before the colon, no non-value byte
+        // between it and the CR) off that dependency chain, behind a branch that predicts.
+        // When they do not confirm it, the exact scan below decides.
+        if B::DELIMS && start + B::W <= len {
+            let chunk = &buf[start..start + B::W];
+            // SAFETY: `chunk` holds exactly W bytes.
+            let ((t, v), (c, r)) =
+                unsafe { (self.0.name_value(chunk.as_ptr()), self.0.delims(chunk.as_ptr())) };
+            if c != 0 {
+                let at = c.trailing_zeros() / B::S;
+                let r = r & !low_bits((at + 1) * B::S);
+                if r != 0 {
+                    let e = r.trailing_zeros() / B::S;
+                    let name = low_bits(at * B::S);
+                    let value = low_bits(e * B::S) & !low_bits((at + 1) * B::S);
+                    if t & name == 0 && v & value == 0 {
+                        return (start + at as usize, start + e as usize);
+                    }
+                }
+            }
+        }
         let mut i = start;
         // Name phase: the same loaded block answers for the value too, so a typical line
         // ("Host: example.com\r\n") is settled by one load.
@@ -405,7 +439,25 @@ impl<B: Block> Kernel for Vector<B> {
             }
             i += n;
         };
-        // Value phase.
+        // Value phase. Long values (cookies, user agents) take two blocks per step: half the
+        // loop overhead, and the two loads are independent.
+        while i + 2 * B::W <= len {
+            let chunk = &buf[i..i + 2 * B::W];
+            // SAFETY: `chunk` holds exactly 2 * W bytes, so both blocks are readable.
+            let (v0, v1) = unsafe {
+                let p = chunk.as_ptr();
+                (self.0.name_value(p).1, self.0.name_value(p.add(B::W)).1)
+            };
+            if v0 | v1 != 0 {
+                let at = if v0 != 0 {
+                    (v0.trailing_zeros() / B::S) as usize
+                } else {
+                    B::W + (v1.trailing_zeros() / B::S) as usize
+                };
+                return (colon, i + at);
+            }
+            i += 2 * B::W;
+        }
         while i < len {
             let (_, v, n) = self.masks(buf, i);
             if v != 0 {
@@ -443,6 +495,27 @@ pub(crate) fn dispatch<J: Job>(job: J) -> J::Out {
         return job.run(Vector(neon::Neon::new()));
     }
     #[allow(unreachable_code)]
+    run_scalar(job)
+}
+
+/// The scalar run, kept out of line where a vector kernel is the usual one: inlined, its code
+/// made the dispatching function save registers and build a large frame on every call, even
+/// when it only forwards to the vector kernel.
+#[cfg_attr(
+    any(
+        all(target_arch = "x86_64", not(feature = "force-scalar")),
+        all(target_arch = "aarch64", target_feature = "neon", not(feature = "force-scalar"))
+    ),
+    inline(never)
+)]
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", not(feature = "force-scalar")),
+        all(target_arch = "aarch64", target_feature = "neon", not(feature = "force-scalar"))
+    )),
+    inline(always)
+)]
+fn run_scalar<J: Job>(job: J) -> J::Out {
     job.run(scalar::Scalar)
 }
 

@@ -66,6 +66,19 @@ impl Block for Sse42 {
         }
     }
 
+    const DELIMS: bool = true;
+
+    #[inline(always)]
+    unsafe fn delims(self, ptr: *const u8) -> (u64, u64) {
+        // SAFETY: the caller guarantees 16 readable bytes; `self` proves the features.
+        unsafe {
+            let v = _mm_loadu_si128(ptr.cast());
+            let colon = _mm_cmpeq_epi8(v, _mm_set1_epi8(b':' as i8));
+            let cr = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\r' as i8));
+            (u64::from(_mm_movemask_epi8(colon) as u16), u64::from(_mm_movemask_epi8(cr) as u16))
+        }
+    }
+
     #[inline(always)]
     unsafe fn target(self, ptr: *const u8) -> u64 {
         // SAFETY: the caller guarantees 16 readable bytes; `self` proves SSSE3.
