@@ -48,10 +48,7 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if COUNTING.load(Ordering::Relaxed) {
-            LIVE.fetch_add(
-                new_size as isize - layout.size() as isize,
-                Ordering::Relaxed,
-            );
+            LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
         }
         // SAFETY: same contract as our caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -153,9 +150,7 @@ const SYLLABLES: &[&str] = &[
 
 fn word(rng: &mut Rng) -> String {
     let n = 2 + rng.below(3);
-    (0..n)
-        .map(|_| SYLLABLES[rng.below(SYLLABLES.len())])
-        .collect()
+    (0..n).map(|_| SYLLABLES[rng.below(SYLLABLES.len())]).collect()
 }
 
 /// `n` distinct templates of depth 2–6: a resource, then static words from pools that grow
@@ -239,22 +234,17 @@ fn github_value(name: &str, catch_all: bool) -> String {
 fn github() -> Vec<(String, String)> {
     let text = include_str!("github_routes.txt");
     let mut out = Vec::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-    {
+    for line in text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
         let path: String = line
             .split('/')
             .skip(1)
-            .map(
-                |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                    Some(name) => match name.strip_prefix('*') {
-                        Some(name) => format!("/{}", github_value(name, true)),
-                        None => format!("/{}", github_value(name, false)),
-                    },
-                    None => format!("/{seg}"),
+            .map(|seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => match name.strip_prefix('*') {
+                    Some(name) => format!("/{}", github_value(name, true)),
+                    None => format!("/{}", github_value(name, false)),
                 },
-            )
+                None => format!("/{seg}"),
+            })
             .collect();
         out.push((line.to_owned(), path));
     }
@@ -266,15 +256,13 @@ fn github() -> Vec<(String, String)> {
 fn path_tree_syntax(template: &str) -> String {
     template
         .split('/')
-        .map(
-            |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                Some(name) => match name.strip_prefix('*') {
-                    Some(name) => format!(":{name}+"),
-                    None => format!(":{name}"),
-                },
-                None => seg.to_owned(),
+        .map(|seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(name) => match name.strip_prefix('*') {
+                Some(name) => format!(":{name}+"),
+                None => format!(":{name}"),
             },
-        )
+            None => seg.to_owned(),
+        })
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -455,25 +443,17 @@ fn main() {
 
     // Memory at 32,768 routes (and for the GitHub set), each router built alone.
     let mut memory = Vec::new();
-    for (name, routes) in scenarios
-        .iter()
-        .filter(|(n, _)| n == "github" || n == "synthetic-32768")
+    for (name, routes) in scenarios.iter().filter(|(n, _)| n == "github" || n == "synthetic-32768")
     {
         let n = routes.len() as f64;
         let (a, ours) = live_bytes(|| {
             let mut t = Tree::new();
-            routes
-                .iter()
-                .enumerate()
-                .for_each(|(i, (r, _))| t.insert(r, i).unwrap());
+            routes.iter().enumerate().for_each(|(i, (r, _))| t.insert(r, i).unwrap());
             t
         });
         let (b, theirs) = live_bytes(|| {
             let mut t = matchit::Router::new();
-            routes
-                .iter()
-                .enumerate()
-                .for_each(|(i, (r, _))| t.insert(r.as_str(), i).unwrap());
+            routes.iter().enumerate().for_each(|(i, (r, _))| t.insert(r.as_str(), i).unwrap());
             t
         });
         let (d, pt) = live_bytes(|| {

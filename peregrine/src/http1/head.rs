@@ -114,11 +114,7 @@ pub struct Header<'b> {
 }
 
 /// An unused header slot, for building the array handed to the parser.
-pub const EMPTY_HEADER: Header<'static> = Header {
-    name: "",
-    value: b"",
-    id: HeaderId::Other,
-};
+pub const EMPTY_HEADER: Header<'static> = Header { name: "", value: b"", id: HeaderId::Other };
 
 /// Where the identified headers sit in the header list: the first index and how many there are.
 ///
@@ -142,10 +138,7 @@ const _: () = assert!(KNOWN_HEADERS <= 16, "four lanes in each of four words");
 
 impl KnownHeaders {
     /// No header identified (the same as `default()`, usable in constants).
-    pub const EMPTY: KnownHeaders = KnownHeaders {
-        first: [0; 4],
-        count: [0; 4],
-    };
+    pub const EMPTY: KnownHeaders = KnownHeaders { first: [0; 4], count: [0; 4] };
 
     #[inline(always)]
     fn lane(words: &[u64; 4], k: usize) -> u16 {
@@ -189,11 +182,7 @@ impl KnownHeaders {
     #[inline]
     pub fn count(&self, id: HeaderId) -> usize {
         let k = id as usize;
-        if k < KNOWN_HEADERS {
-            usize::from(Self::lane(&self.count, k))
-        } else {
-            0
-        }
+        if k < KNOWN_HEADERS { usize::from(Self::lane(&self.count, k)) } else { 0 }
     }
 }
 

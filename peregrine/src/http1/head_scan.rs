@@ -52,10 +52,7 @@ impl HeadScanner {
     /// Forgets the head in progress (call when the next head starts at a new buffer offset).
     pub fn reset(&mut self) {
         let work = self.work;
-        *self = HeadScanner {
-            work,
-            ..HeadScanner::default()
-        };
+        *self = HeadScanner { work, ..HeadScanner::default() };
     }
 
     /// Total bytes examined by this scanner's scans and parse attempts: the quantity that
@@ -162,21 +159,14 @@ mod tests {
     /// would examine about n²/2 bytes.
     #[test]
     fn one_byte_at_a_time_is_linear() {
-        let limits = Limits {
-            max_head_bytes: 64 * 1024,
-            max_headers: 200,
-            ..Limits::default()
-        };
+        let limits = Limits { max_head_bytes: 64 * 1024, max_headers: 200, ..Limits::default() };
         for fields in [10, 50, 100] {
             let req = big_head(fields);
             let n = req.len() as u64;
             let (len, work) = trickle(&req, 1, &limits);
             assert_eq!(len, Ok(req.len()));
             // First parse (1 byte) + one scan over every byte + the final parse.
-            assert!(
-                work <= 2 * n + 1,
-                "{fields} fields: {work} bytes examined for {n}"
-            );
+            assert!(work <= 2 * n + 1, "{fields} fields: {work} bytes examined for {n}");
             assert!(work < n * n / 8, "quadratic: {work} for {n}");
         }
     }
@@ -220,22 +210,14 @@ mod tests {
             },
         ];
         for c in cases {
-            assert_eq!(
-                trickle(c.input, 1, &Limits::default()).0,
-                Err(c.expect),
-                "RFC {}",
-                c.rfc
-            );
+            assert_eq!(trickle(c.input, 1, &Limits::default()).0, Err(c.expect), "RFC {}", c.rfc);
         }
     }
 
     #[test]
     fn trickled_head_beyond_the_limit_is_431() {
         // RFC 6585 §5
-        let limits = Limits {
-            max_head_bytes: 256,
-            ..Limits::default()
-        };
+        let limits = Limits { max_head_bytes: 256, ..Limits::default() };
         let req = big_head(20);
         assert!(req.len() > 256);
         assert_eq!(trickle(&req, 1, &limits).0, Err(ParseError::HeadTooLarge));

@@ -48,11 +48,7 @@ pub fn parse_request<'b, 'h>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    simd::dispatch(ParseJob {
-        buf,
-        headers,
-        limits,
-    })
+    simd::dispatch(ParseJob { buf, headers, limits })
 }
 
 struct ParseJob<'b, 'h, 'l> {
@@ -70,11 +66,7 @@ impl<'b, 'h> Job for ParseJob<'b, 'h, '_> {
         // RFC 6585 §5 (431): only the first `max_head_bytes` may hold the head. Parsing the
         // truncated view keeps errors inside it precise; running out of it means too large.
         let over = self.buf.len() > limits.max_head_bytes;
-        let buf = if over {
-            &self.buf[..limits.max_head_bytes]
-        } else {
-            self.buf
-        };
+        let buf = if over { &self.buf[..limits.max_head_bytes] } else { self.buf };
         head(k, buf, self.headers, limits, over)
     }
 }
@@ -221,16 +213,7 @@ fn request_line<'b, K: Kernel>(
         Some(_) => return Err(Stop::Fail(ParseError::InvalidRequestLine)),
     };
     let form = target_form(method, target.as_bytes()).map_err(Stop::Fail)?;
-    Ok((
-        Line {
-            method,
-            method_token,
-            target,
-            form,
-            version,
-        },
-        end,
-    ))
+    Ok((Line { method, method_token, target, form, version }, end))
 }
 
 const HTTP_11: u64 = u64::from_le_bytes(*b"HTTP/1.1");
@@ -262,13 +245,11 @@ fn version(buf: &[u8], at: usize) -> Result<Version, Stop> {
 
 /// Whether `bytes` is a prefix of `"HTTP/" DIGIT "." DIGIT`.
 fn version_shape(bytes: &[u8]) -> bool {
-    bytes.iter().zip(b"HTTP/0.0").all(|(&b, &want)| {
-        if want == b'0' {
-            b.is_ascii_digit()
-        } else {
-            b == want
-        }
-    })
+    bytes.iter().zip(b"HTTP/0.0").all(
+        |(&b, &want)| {
+            if want == b'0' { b.is_ascii_digit() } else { b == want }
+        },
+    )
 }
 
 /// Which of the four forms the target has, and whether the method allows it (RFC 9112 §3.2).
@@ -323,9 +304,7 @@ fn is_authority_form(t: &[u8]) -> bool {
         [] => false,
         // IP-literal = "[" ... "]" (RFC 3986 §3.2.2)
         [b'[', .., b']'] => true,
-        _ => !host
-            .iter()
-            .any(|&b| matches!(b, b'/' | b'?' | b'@' | b'[' | b']' | b':')),
+        _ => !host.iter().any(|&b| matches!(b, b'/' | b'?' | b'@' | b'[' | b']' | b':')),
     };
     host_ok && !port.is_empty() && port.iter().all(u8::is_ascii_digit)
 }
@@ -403,11 +382,7 @@ fn fields<'b, K: Kernel>(
             return Err(Stop::Fail(ParseError::TooManyHeaders));
         };
         let id = identify(&buf[pos..], colon - pos);
-        *slot = Header {
-            name,
-            value,
-            id,
-        };
+        *slot = Header { name, value, id };
         known.record(id, n);
         n += 1;
         pos = end + 2;

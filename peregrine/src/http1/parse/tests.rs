@@ -26,11 +26,7 @@ fn rejects_with_the_precise_error() {
             expect: InvalidMethod,
             rfc: "9110 9.1, 5.6.2 method = token",
         },
-        Reject {
-            input: b"\x00GET / HTTP/1.1\r\n\r\n",
-            expect: InvalidMethod,
-            rfc: "9110 9.1",
-        },
+        Reject { input: b"\x00GET / HTTP/1.1\r\n\r\n", expect: InvalidMethod, rfc: "9110 9.1" },
         Reject {
             input: b" GET / HTTP/1.1\r\n\r\n",
             expect: InvalidMethod,
@@ -56,26 +52,10 @@ fn rejects_with_the_precise_error() {
             expect: InvalidRequestLine,
             rfc: "9112 3",
         },
-        Reject {
-            input: b"GET /\tHTTP/1.1\r\n\r\n",
-            expect: InvalidRequestLine,
-            rfc: "9112 3",
-        },
-        Reject {
-            input: b"GET / \r\n\r\n",
-            expect: InvalidVersion,
-            rfc: "9112 2.3",
-        },
-        Reject {
-            input: b"GET /\r\n\r\n",
-            expect: InvalidRequestLine,
-            rfc: "9112 3 (no HTTP/0.9)",
-        },
-        Reject {
-            input: b"GET\r\n\r\n",
-            expect: InvalidRequestLine,
-            rfc: "9112 3",
-        },
+        Reject { input: b"GET /\tHTTP/1.1\r\n\r\n", expect: InvalidRequestLine, rfc: "9112 3" },
+        Reject { input: b"GET / \r\n\r\n", expect: InvalidVersion, rfc: "9112 2.3" },
+        Reject { input: b"GET /\r\n\r\n", expect: InvalidRequestLine, rfc: "9112 3 (no HTTP/0.9)" },
+        Reject { input: b"GET\r\n\r\n", expect: InvalidRequestLine, rfc: "9112 3" },
         Reject {
             input: b"GET / HTTP/1.1 \r\n\r\n",
             expect: InvalidRequestLine,
@@ -112,31 +92,11 @@ fn rejects_with_the_precise_error() {
             expect: InvalidTarget,
             rfc: "9112 3.2 no fragment",
         },
-        Reject {
-            input: b"GET /a\"b HTTP/1.1\r\n\r\n",
-            expect: InvalidTarget,
-            rfc: "3986 2",
-        },
-        Reject {
-            input: b"GET /{x} HTTP/1.1\r\n\r\n",
-            expect: InvalidTarget,
-            rfc: "3986 2",
-        },
-        Reject {
-            input: b"GET /a|b HTTP/1.1\r\n\r\n",
-            expect: InvalidTarget,
-            rfc: "3986 2",
-        },
-        Reject {
-            input: b"GET /a\\b HTTP/1.1\r\n\r\n",
-            expect: InvalidTarget,
-            rfc: "3986 2",
-        },
-        Reject {
-            input: b"GET /<a> HTTP/1.1\r\n\r\n",
-            expect: InvalidTarget,
-            rfc: "3986 2",
-        },
+        Reject { input: b"GET /a\"b HTTP/1.1\r\n\r\n", expect: InvalidTarget, rfc: "3986 2" },
+        Reject { input: b"GET /{x} HTTP/1.1\r\n\r\n", expect: InvalidTarget, rfc: "3986 2" },
+        Reject { input: b"GET /a|b HTTP/1.1\r\n\r\n", expect: InvalidTarget, rfc: "3986 2" },
+        Reject { input: b"GET /a\\b HTTP/1.1\r\n\r\n", expect: InvalidTarget, rfc: "3986 2" },
+        Reject { input: b"GET /<a> HTTP/1.1\r\n\r\n", expect: InvalidTarget, rfc: "3986 2" },
         // Target forms (RFC 9112 §3.2.1-§3.2.4)
         Reject {
             input: b"GET * HTTP/1.1\r\n\r\n",
@@ -183,27 +143,11 @@ fn rejects_with_the_precise_error() {
             expect: InvalidTarget,
             rfc: "3986 3.1 scheme",
         },
-        Reject {
-            input: b"GET ?q HTTP/1.1\r\n\r\n",
-            expect: InvalidTarget,
-            rfc: "9112 3.2",
-        },
+        Reject { input: b"GET ?q HTTP/1.1\r\n\r\n", expect: InvalidTarget, rfc: "9112 3.2" },
         // Version (RFC 9112 §2.3, RFC 9110 §15.6.6)
-        Reject {
-            input: b"GET / HTTP/2.0\r\n\r\n",
-            expect: UnsupportedVersion,
-            rfc: "9110 15.6.6",
-        },
-        Reject {
-            input: b"GET / HTTP/0.9\r\n\r\n",
-            expect: UnsupportedVersion,
-            rfc: "9110 15.6.6",
-        },
-        Reject {
-            input: b"GET / HTTP/1.2\r\n\r\n",
-            expect: UnsupportedVersion,
-            rfc: "9110 15.6.6",
-        },
+        Reject { input: b"GET / HTTP/2.0\r\n\r\n", expect: UnsupportedVersion, rfc: "9110 15.6.6" },
+        Reject { input: b"GET / HTTP/0.9\r\n\r\n", expect: UnsupportedVersion, rfc: "9110 15.6.6" },
+        Reject { input: b"GET / HTTP/1.2\r\n\r\n", expect: UnsupportedVersion, rfc: "9110 15.6.6" },
         Reject {
             input: b"GET / http/1.1\r\n\r\n",
             expect: InvalidVersion,
@@ -214,26 +158,10 @@ fn rejects_with_the_precise_error() {
             expect: InvalidVersion,
             rfc: "9112 2.3 one DIGIT",
         },
-        Reject {
-            input: b"GET / HTTP/11\r\n\r\n",
-            expect: InvalidVersion,
-            rfc: "9112 2.3",
-        },
-        Reject {
-            input: b"GET / HTTP/1\r\n\r\n",
-            expect: InvalidVersion,
-            rfc: "9112 2.3",
-        },
-        Reject {
-            input: b"GET / RTSP/1.0\r\n\r\n",
-            expect: InvalidVersion,
-            rfc: "9112 2.3",
-        },
-        Reject {
-            input: b"GET / HTTP/a.b\r\n\r\n",
-            expect: InvalidVersion,
-            rfc: "9112 2.3",
-        },
+        Reject { input: b"GET / HTTP/11\r\n\r\n", expect: InvalidVersion, rfc: "9112 2.3" },
+        Reject { input: b"GET / HTTP/1\r\n\r\n", expect: InvalidVersion, rfc: "9112 2.3" },
+        Reject { input: b"GET / RTSP/1.0\r\n\r\n", expect: InvalidVersion, rfc: "9112 2.3" },
+        Reject { input: b"GET / HTTP/a.b\r\n\r\n", expect: InvalidVersion, rfc: "9112 2.3" },
         Reject {
             input: b"GET / XT",
             expect: InvalidVersion,
@@ -245,41 +173,13 @@ fn rejects_with_the_precise_error() {
             expect: BareLf,
             rfc: "9112 2.2 (strict: bare LF refused)",
         },
-        Reject {
-            input: b"GET / HTTP/1.1\r\nHost: a\n\r\n",
-            expect: BareLf,
-            rfc: "9112 2.2",
-        },
-        Reject {
-            input: b"GET / HTTP/1.1\r\nHost: a\r\n\n",
-            expect: BareLf,
-            rfc: "9112 2.2",
-        },
-        Reject {
-            input: b"GET / HTTP/1.1\rHost: a\r\n\r\n",
-            expect: BareCr,
-            rfc: "9112 2.2",
-        },
-        Reject {
-            input: b"GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n",
-            expect: BareCr,
-            rfc: "9112 2.2",
-        },
-        Reject {
-            input: b"GET / HTTP/1.1\r\nHost: a\r\n\rX",
-            expect: BareCr,
-            rfc: "9112 2.2",
-        },
-        Reject {
-            input: b"\rGET / HTTP/1.1\r\n\r\n",
-            expect: BareCr,
-            rfc: "9112 2.2",
-        },
-        Reject {
-            input: b"\nGET / HTTP/1.1\r\n\r\n",
-            expect: BareLf,
-            rfc: "9112 2.2",
-        },
+        Reject { input: b"GET / HTTP/1.1\r\nHost: a\n\r\n", expect: BareLf, rfc: "9112 2.2" },
+        Reject { input: b"GET / HTTP/1.1\r\nHost: a\r\n\n", expect: BareLf, rfc: "9112 2.2" },
+        Reject { input: b"GET / HTTP/1.1\rHost: a\r\n\r\n", expect: BareCr, rfc: "9112 2.2" },
+        Reject { input: b"GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n", expect: BareCr, rfc: "9112 2.2" },
+        Reject { input: b"GET / HTTP/1.1\r\nHost: a\r\n\rX", expect: BareCr, rfc: "9112 2.2" },
+        Reject { input: b"\rGET / HTTP/1.1\r\n\r\n", expect: BareCr, rfc: "9112 2.2" },
+        Reject { input: b"\nGET / HTTP/1.1\r\n\r\n", expect: BareLf, rfc: "9112 2.2" },
         // Field lines (RFC 9112 §5, RFC 9110 §5)
         Reject {
             input: b"GET / HTTP/1.1\r\nHost : a\r\n\r\n",
@@ -291,11 +191,7 @@ fn rejects_with_the_precise_error() {
             expect: WhitespaceBeforeColon,
             rfc: "9112 5.1",
         },
-        Reject {
-            input: b"GET / HTTP/1.1\r\nA: b\r\n c\r\n\r\n",
-            expect: ObsFold,
-            rfc: "9112 5.2",
-        },
+        Reject { input: b"GET / HTTP/1.1\r\nA: b\r\n c\r\n\r\n", expect: ObsFold, rfc: "9112 5.2" },
         Reject {
             input: b"GET / HTTP/1.1\r\nA: b\r\n\tc\r\n\r\n",
             expect: ObsFold,
@@ -592,13 +488,7 @@ fn accepts_and_borrows_every_part() {
             target: "/x",
             form: Origin,
             version: Http11,
-            headers: &[
-                ("A", b"b"),
-                ("C", b"d e"),
-                ("E", b""),
-                ("F", b""),
-                ("G", b"\x80\xff\t\"x"),
-            ],
+            headers: &[("A", b"b"), ("C", b"d e"), ("E", b""), ("F", b""), ("G", b"\x80\xff\t\"x")],
             rfc: "9112 5.1 OWS trimmed; 9110 5.5 obs-text, HTAB",
         },
         Accept {
@@ -615,10 +505,7 @@ fn accepts_and_borrows_every_part() {
     for c in cases {
         // M-SEARCH * is asterisk-form only for OPTIONS: the row above checks it is refused.
         if c.token == "M-SEARCH" {
-            assert_eq!(
-                run(c.input, &Limits::default()),
-                Err(ParseError::InvalidTarget)
-            );
+            assert_eq!(run(c.input, &Limits::default()), Err(ParseError::InvalidTarget));
             continue;
         }
         let mut headers = [EMPTY_HEADER; 8];
@@ -676,142 +563,47 @@ fn known_headers_are_identified_in_the_same_pass() {
         id: HeaderId,
     }
     let cases = [
-        Case {
-            name: "Host",
-            id: HeaderId::Host,
-        },
-        Case {
-            name: "HOST",
-            id: HeaderId::Host,
-        },
-        Case {
-            name: "content-length",
-            id: HeaderId::ContentLength,
-        },
-        Case {
-            name: "Content-Length",
-            id: HeaderId::ContentLength,
-        },
-        Case {
-            name: "Transfer-Encoding",
-            id: HeaderId::TransferEncoding,
-        },
-        Case {
-            name: "connection",
-            id: HeaderId::Connection,
-        },
-        Case {
-            name: "Expect",
-            id: HeaderId::Expect,
-        },
-        Case {
-            name: "Upgrade",
-            id: HeaderId::Upgrade,
-        },
-        Case {
-            name: "TE",
-            id: HeaderId::Te,
-        },
-        Case {
-            name: "Trailer",
-            id: HeaderId::Trailer,
-        },
-        Case {
-            name: "Accept-Encoding",
-            id: HeaderId::AcceptEncoding,
-        },
-        Case {
-            name: "Range",
-            id: HeaderId::Range,
-        },
-        Case {
-            name: "If-Range",
-            id: HeaderId::IfRange,
-        },
-        Case {
-            name: "If-Match",
-            id: HeaderId::IfMatch,
-        },
-        Case {
-            name: "If-None-Match",
-            id: HeaderId::IfNoneMatch,
-        },
-        Case {
-            name: "If-Modified-Since",
-            id: HeaderId::IfModifiedSince,
-        },
-        Case {
-            name: "if-unmodified-since",
-            id: HeaderId::IfUnmodifiedSince,
-        },
+        Case { name: "Host", id: HeaderId::Host },
+        Case { name: "HOST", id: HeaderId::Host },
+        Case { name: "content-length", id: HeaderId::ContentLength },
+        Case { name: "Content-Length", id: HeaderId::ContentLength },
+        Case { name: "Transfer-Encoding", id: HeaderId::TransferEncoding },
+        Case { name: "connection", id: HeaderId::Connection },
+        Case { name: "Expect", id: HeaderId::Expect },
+        Case { name: "Upgrade", id: HeaderId::Upgrade },
+        Case { name: "TE", id: HeaderId::Te },
+        Case { name: "Trailer", id: HeaderId::Trailer },
+        Case { name: "Accept-Encoding", id: HeaderId::AcceptEncoding },
+        Case { name: "Range", id: HeaderId::Range },
+        Case { name: "If-Range", id: HeaderId::IfRange },
+        Case { name: "If-Match", id: HeaderId::IfMatch },
+        Case { name: "If-None-Match", id: HeaderId::IfNoneMatch },
+        Case { name: "If-Modified-Since", id: HeaderId::IfModifiedSince },
+        Case { name: "if-unmodified-since", id: HeaderId::IfUnmodifiedSince },
         // Near misses: same length, one byte off; prefixes; a '-' vs CR-like neighbours.
-        Case {
-            name: "Hosts",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "Hust",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "Content-Lengtx",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "Content_Length",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "Xontent-Length",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "Transfer-Encodinh",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "If-Modified-Sincf",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "Upgrad3",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "If-Natch",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "Te",
-            id: HeaderId::Te,
-        },
-        Case {
-            name: "Tf",
-            id: HeaderId::Other,
-        },
-        Case {
-            name: "X",
-            id: HeaderId::Other,
-        },
+        Case { name: "Hosts", id: HeaderId::Other },
+        Case { name: "Hust", id: HeaderId::Other },
+        Case { name: "Content-Lengtx", id: HeaderId::Other },
+        Case { name: "Content_Length", id: HeaderId::Other },
+        Case { name: "Xontent-Length", id: HeaderId::Other },
+        Case { name: "Transfer-Encodinh", id: HeaderId::Other },
+        Case { name: "If-Modified-Sincf", id: HeaderId::Other },
+        Case { name: "Upgrad3", id: HeaderId::Other },
+        Case { name: "If-Natch", id: HeaderId::Other },
+        Case { name: "Te", id: HeaderId::Te },
+        Case { name: "Tf", id: HeaderId::Other },
+        Case { name: "X", id: HeaderId::Other },
     ];
     for c in cases {
         // The name alone, and the name followed by the rest of a line (the fast path).
-        assert_eq!(
-            identify(c.name.as_bytes(), c.name.len()),
-            c.id,
-            "{}",
-            c.name
-        );
+        assert_eq!(identify(c.name.as_bytes(), c.name.len()), c.id, "{}", c.name);
         let line = format!("{}: some value\r\n", c.name);
         assert_eq!(identify(line.as_bytes(), c.name.len()), c.id, "{}", c.name);
     }
     let input =
         b"POST / HTTP/1.1\r\nhost: a\r\nX: 1\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\n";
     let mut headers = [EMPTY_HEADER; 8];
-    let head = parse_request(input, &mut headers, &Limits::default())
-        .unwrap()
-        .complete()
-        .unwrap();
+    let head = parse_request(input, &mut headers, &Limits::default()).unwrap().complete().unwrap();
     assert_eq!(head.known(HeaderId::Host).map(|h| h.value), Some(&b"a"[..]));
     assert_eq!(head.known.first(HeaderId::ContentLength), Some(2));
     assert_eq!(head.known.count(HeaderId::ContentLength), 2);

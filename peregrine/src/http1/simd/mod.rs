@@ -277,11 +277,7 @@ pub(crate) fn target<K: Kernel>(k: K, buf: &[u8], start: usize) -> (&str, usize)
 #[inline(always)]
 pub(crate) fn header_line<K: Kernel>(k: K, buf: &[u8], start: usize) -> (&str, usize, usize) {
     let (colon, end) = k.line(buf, start);
-    (
-        ascii_str(buf.get(start..colon).unwrap_or_default()),
-        colon,
-        end,
-    )
+    (ascii_str(buf.get(start..colon).unwrap_or_default()), colon, end)
 }
 
 /// A fixed-width vector classifier; [`Vector`] turns it into a [`Kernel`].
@@ -323,11 +319,7 @@ impl<B: Block> sealed::Sealed for Vector<B> {}
 /// Mask with the low `bits` bits set.
 #[inline(always)]
 fn low_bits(bits: u32) -> u64 {
-    if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    }
+    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
 }
 
 impl<B: Block> Vector<B> {
@@ -336,11 +328,7 @@ impl<B: Block> Vector<B> {
     /// load, never a read past the slice). Requires `buf.len() >= W` and `i < buf.len()`.
     #[inline(always)]
     fn base(buf: &[u8], i: usize) -> (usize, usize) {
-        if i + B::W <= buf.len() {
-            (i, 0)
-        } else {
-            (buf.len() - B::W, i - (buf.len() - B::W))
-        }
+        if i + B::W <= buf.len() { (i, 0) } else { (buf.len() - B::W, i - (buf.len() - B::W)) }
     }
 
     #[inline(always)]
@@ -486,11 +474,7 @@ pub(crate) fn dispatch<J: Job>(job: J) -> J::Out {
             _ => {}
         }
     }
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_feature = "neon",
-        not(feature = "force-scalar")
-    ))]
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(feature = "force-scalar")))]
     {
         return job.run(Vector(neon::Neon::new()));
     }
@@ -535,11 +519,7 @@ pub fn kernel_name() -> &'static str {
             _ => {}
         }
     }
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_feature = "neon",
-        not(feature = "force-scalar")
-    ))]
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(feature = "force-scalar")))]
     {
         return "neon";
     }

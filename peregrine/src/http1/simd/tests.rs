@@ -5,18 +5,12 @@ use super::scalar::Scalar;
 use super::*;
 
 fn reference_first(buf: &[u8], start: usize, bit: u8) -> usize {
-    (start..buf.len())
-        .find(|&i| CLASS[usize::from(buf[i])] & bit == 0)
-        .unwrap_or(buf.len())
+    (start..buf.len()).find(|&i| CLASS[usize::from(buf[i])] & bit == 0).unwrap_or(buf.len())
 }
 
 fn reference_line(buf: &[u8], start: usize) -> (usize, usize) {
     let c = reference_first(buf, start, TOKEN);
-    if c >= buf.len() {
-        (buf.len(), buf.len())
-    } else {
-        (c, reference_first(buf, c + 1, VALUE))
-    }
+    if c >= buf.len() { (buf.len(), buf.len()) } else { (c, reference_first(buf, c + 1, VALUE)) }
 }
 
 /// Runs `check` with every kernel this machine can execute.
@@ -43,12 +37,7 @@ fn each_kernel(mut check: impl FnMut(&str, &dyn Fn(&[u8], usize) -> [usize; 4]))
 
 fn expected(buf: &[u8], start: usize) -> [usize; 4] {
     let (c, e) = reference_line(buf, start);
-    [
-        reference_first(buf, start, TOKEN),
-        reference_first(buf, start, TARGET),
-        c,
-        e,
-    ]
+    [reference_first(buf, start, TOKEN), reference_first(buf, start, TARGET), c, e]
 }
 
 #[test]
@@ -122,23 +111,11 @@ fn random_buffers_match_the_table() {
             let buf: Vec<u8> = (0..len)
                 .map(|_| {
                     let r = next();
-                    if r % 13 == 0 {
-                        (r >> 8) as u8
-                    } else {
-                        b"aZ9-:/ \t"[(r >> 8) as usize % 8]
-                    }
+                    if r % 13 == 0 { (r >> 8) as u8 } else { b"aZ9-:/ \t"[(r >> 8) as usize % 8] }
                 })
                 .collect();
-            let start = if len == 0 {
-                0
-            } else {
-                (next() as usize) % (len + 1)
-            };
-            assert_eq!(
-                k(&buf, start),
-                expected(&buf, start),
-                "{name}: {buf:?} from {start}"
-            );
+            let start = if len == 0 { 0 } else { (next() as usize) % (len + 1) };
+            assert_eq!(k(&buf, start), expected(&buf, start), "{name}: {buf:?} from {start}");
         }
     });
 }
@@ -152,36 +129,21 @@ fn class_table_follows_the_rfc_grammar() {
         rfc: &'static str,
     }
     let cases = [
-        Case {
-            bytes: b"!#$%&'*+-.^_`|~09azAZ",
-            class: TOKEN,
-            member: true,
-            rfc: "9110 5.6.2",
-        },
+        Case { bytes: b"!#$%&'*+-.^_`|~09azAZ", class: TOKEN, member: true, rfc: "9110 5.6.2" },
         Case {
             bytes: b"\"(),/:;<=>?@[\\]{} \t\x00\x7f\x80",
             class: TOKEN,
             member: false,
             rfc: "9110 5.6.2",
         },
-        Case {
-            bytes: b"\t !~\x80\xff\"",
-            class: VALUE,
-            member: true,
-            rfc: "9110 5.5",
-        },
+        Case { bytes: b"\t !~\x80\xff\"", class: VALUE, member: true, rfc: "9110 5.5" },
         Case {
             bytes: b"\r\n\x00\x01\x08\x0b\x1f\x7f",
             class: VALUE,
             member: false,
             rfc: "9110 5.5",
         },
-        Case {
-            bytes: b"azAZ09-._~:/?[]@!$&'()*+,;=%",
-            class: TARGET,
-            member: true,
-            rfc: "3986 2",
-        },
+        Case { bytes: b"azAZ09-._~:/?[]@!$&'()*+,;=%", class: TARGET, member: true, rfc: "3986 2" },
         Case {
             bytes: b" #\"<>\\^`{|}\x00\t\r\n\x7f\x80\xff",
             class: TARGET,
@@ -191,12 +153,7 @@ fn class_table_follows_the_rfc_grammar() {
     ];
     for c in cases {
         for &b in c.bytes {
-            assert_eq!(
-                CLASS[usize::from(b)] & c.class != 0,
-                c.member,
-                "{b:#04x} RFC {}",
-                c.rfc
-            );
+            assert_eq!(CLASS[usize::from(b)] & c.class != 0, c.member, "{b:#04x} RFC {}", c.rfc);
         }
     }
 }
