@@ -1,40 +1,13 @@
 //! Byte classes of the field grammar shared by framing, chunked trailers and the encoder:
 //! `token` (RFC 9110 §5.6.2) and field-value bytes (RFC 9110 §5.5).
 
-/// `tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" /
-/// "~" / DIGIT / ALPHA` (RFC 9110 §5.6.2), as a 256-entry table.
-const TCHAR: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'.'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'|'
-                    | b'~'
-            );
-        b += 1;
-    }
-    t
-};
+use super::simd::{CLASS, TOKEN};
 
 /// Whether `b` may appear in a token.
 #[inline(always)]
 pub(crate) fn is_tchar(b: u8) -> bool {
-    TCHAR[usize::from(b)]
+    // One owner for the token grammar (RFC 9110 §5.6.2): the parser's byte-class table.
+    CLASS[usize::from(b)] & TOKEN != 0
 }
 
 /// Whether `s` is a non-empty token (RFC 9110 §5.6.2).
