@@ -1,6 +1,8 @@
 //! Validators (strong ETag, Last-Modified) and the evaluation of preconditions
 //! (RFC 9110 §8.8, §13).
 
+use crate::http1::field_syntax::trim_ows;
+
 use std::fs::Metadata;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -206,16 +208,6 @@ fn parse_tag(s: &[u8]) -> Option<(bool, &[u8], &[u8])> {
 
 fn skip_list_separators(mut s: &[u8]) -> &[u8] {
     while let [b' ' | b'\t' | b',', rest @ ..] = s {
-        s = rest;
-    }
-    s
-}
-
-fn trim_ows(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
         s = rest;
     }
     s

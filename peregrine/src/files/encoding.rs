@@ -1,6 +1,8 @@
 //! Choosing a precompressed sibling (`file.br`, `file.gz`) by `Accept-Encoding`
 //! (RFC 9110 §12.5.3).
 
+use crate::http1::field_syntax::trim_ows;
+
 /// A content coding for which a precompressed sibling file may be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Coding {
@@ -126,16 +128,6 @@ fn qvalue(v: &[u8]) -> Option<u16> {
         b"1" if thousandths == 0 => Some(1000),
         _ => None,
     }
-}
-
-fn trim_ows(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]

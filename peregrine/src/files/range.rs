@@ -1,5 +1,7 @@
 //! `Range: bytes=…` evaluation against a representation length (RFC 9110 §14).
 
+use crate::http1::field_syntax::trim_ows;
+
 /// What to send for a Range request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RangeOutcome {
@@ -98,16 +100,6 @@ fn digits(s: &[u8]) -> Option<u64> {
         return None;
     }
     Some(s.iter().fold(0u64, |n, &d| n.saturating_mul(10).saturating_add(u64::from(d - b'0'))))
-}
-
-fn trim_ows(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ pub mod chunked;
 mod content_length;
 pub mod encode;
 mod error;
-mod field_syntax;
+pub(crate) mod field_syntax;
 pub mod framing;
 mod head;
 mod head_scan;
