@@ -1,8 +1,6 @@
 //! Validators (strong ETag, Last-Modified) and the evaluation of preconditions
 //! (RFC 9110 §8.8, §13).
 
-use crate::http1::field_syntax::trim_ows;
-
 use std::fs::Metadata;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -10,6 +8,7 @@ use http::HeaderValue;
 
 use super::encoding::Coding;
 use super::reply::Text;
+use crate::http1::field_syntax::trim_ows;
 
 /// The validators of one selected representation (the file, or its precompressed sibling).
 ///
