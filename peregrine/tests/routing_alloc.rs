@@ -6,62 +6,21 @@
 //! Only allocations on the server's worker thread are counted (a thread-local flag set by the
 //! first request the worker handles), so the test client's own allocations do not count.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::StatusCode;
 use http::header::{self, HeaderValue};
 use peregrine::routing::get;
 use peregrine::{Request, Response, Router, Server};
 
-struct Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    static SERVER_THREAD: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: delegates to the system allocator; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-fn count() {
-    // `try_with`: the flag may be gone while a thread exits.
-    if SERVER_THREAD.try_with(|f| f.get()).unwrap_or(false) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
+use counting::mark_server_thread;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn mark_server_thread() {
-    SERVER_THREAD.with(|f| f.set(true));
-}
+static GLOBAL: counting::Counting = counting::Counting;
 
 async fn plaintext(_req: Request) -> Response {
     mark_server_thread();
@@ -141,7 +100,7 @@ fn steady_state_routed_requests_allocate_nothing() {
         round_trip(&mut stream, &batch, requests.len(), &mut buf);
     }
 
-    let before = ALLOCS.load(Ordering::SeqCst);
+    let before = counting::allocs();
     let mut count = 0;
     for _ in 0..500 {
         for one in requests {
@@ -150,13 +109,13 @@ fn steady_state_routed_requests_allocate_nothing() {
         round_trip(&mut stream, &batch, requests.len(), &mut buf);
         count += 2 * requests.len();
     }
-    let allocs = ALLOCS.load(Ordering::SeqCst) - before;
+    let allocs = counting::allocs() - before;
     assert_eq!(allocs, 0, "{allocs} allocations over {count} routed requests");
 
     // The counter is live: a handler that allocates is seen.
-    let before = ALLOCS.load(Ordering::SeqCst);
+    let before = counting::allocs();
     stream.write_all(b"GET /users/7 HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
     let n = stream.read(&mut buf).unwrap();
     assert!(buf[..n].ends_with(b"bad Some(\"7\")"), "{}", String::from_utf8_lossy(&buf[..n]));
-    assert!(ALLOCS.load(Ordering::SeqCst) > before, "the counter sees server allocations");
+    assert!(counting::allocs() > before, "the counter sees server allocations");
 }

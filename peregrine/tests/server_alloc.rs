@@ -4,59 +4,22 @@
 //! Only allocations made on the server's worker threads are counted (a thread-local flag set by
 //! the first request the worker handles), so the test client's own allocations do not count.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::header::{self, HeaderValue};
 use peregrine::{Request, Response, Server};
 
-struct Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    static SERVER_THREAD: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: delegates to the system allocator; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-fn count() {
-    // `try_with`: the flag may be gone while a thread exits.
-    if SERVER_THREAD.try_with(|f| f.get()).unwrap_or(false) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
+use counting::mark_server_thread;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting::Counting = counting::Counting;
 
 async fn plaintext(req: Request) -> Response {
-    SERVER_THREAD.with(|f| f.set(true));
+    mark_server_thread();
     if req.path() == "/plaintext" {
         Response::new("Hello, World!")
             .with_header(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"))
@@ -93,20 +56,20 @@ fn steady_state_requests_allocate_nothing() {
         round_trip(&mut stream, &sixteen, 16, &mut buf);
     }
 
-    let before = ALLOCS.load(Ordering::SeqCst);
+    let before = counting::allocs();
     let mut requests = 0;
     for _ in 0..2000 {
         round_trip(&mut stream, one, 1, &mut buf);
         round_trip(&mut stream, &sixteen, 16, &mut buf);
         requests += 17;
     }
-    let allocs = ALLOCS.load(Ordering::SeqCst) - before;
+    let allocs = counting::allocs() - before;
     assert_eq!(allocs, 0, "{allocs} allocations over {requests} requests");
 
     // The counter is live: a handler that allocates is seen.
-    let before = ALLOCS.load(Ordering::SeqCst);
+    let before = counting::allocs();
     stream.write_all(b"GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
     let n = stream.read(&mut buf).unwrap();
     assert!(n > 0);
-    assert!(ALLOCS.load(Ordering::SeqCst) > before, "the counter sees server allocations");
+    assert!(counting::allocs() > before, "the counter sees server allocations");
 }
