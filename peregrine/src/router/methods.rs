@@ -7,6 +7,7 @@ use std::fmt;
 use super::error::{Conflict, InsertError, Malformed};
 use super::params::Params;
 use super::tree::{Tree, check_prefix, nested_template};
+use crate::http1::field_syntax::is_token;
 use crate::method::{Method, STANDARD_METHODS};
 
 /// The values one route holds, per method.
@@ -209,7 +210,8 @@ impl<T> MethodRouter<T> {
         token: &str,
         value: T,
     ) -> Result<(), InsertError> {
-        if token.is_empty() || !token.bytes().all(is_tchar) {
+        // RFC 9110 §5.6.2: a method is a token; one owner for the token grammar.
+        if !is_token(token.as_bytes()) {
             return Err(InsertError::malformed_at(template, 0, Malformed::InvalidMethod));
         }
         match Method::from_token(token.as_bytes()) {
@@ -330,11 +332,6 @@ impl<T> fmt::Debug for MethodRouter<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.tree.iter().map(|(t, _)| t)).finish()
     }
-}
-
-/// RFC 9110 §5.6.2: `tchar`.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 /// The methods a route allows: the `Allow` header value (RFC 9110 §10.2.1), rendered by
