@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Plaintext benchmark: peregrine vs hyper vs nginx, one worker each.
+# Plaintext benchmark: peregrine vs hyper vs nginx, one worker each, and the kernel floor
+# (bench/floor_epoll.c: recv + canned send in a bare epoll loop; the least CPU any server can use).
 #
 # Server pinned to CPU 0, wrk (one thread) to CPU 1; peers alternated over ROUNDS rounds.
 #   (a) 64 connections, no pipelining, DURATION s
@@ -16,10 +17,11 @@ set -euo pipefail
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 IDLE_CONNS=${IDLE_CONNS:-10000}
-PEERS=${PEERS:-"peregrine hyper nginx"}
+PEERS=${PEERS:-"peregrine hyper nginx floor"}
 PORT_peregrine=${PORT_PEREGRINE:-18480}
 PORT_hyper=${PORT_HYPER:-18481}
 PORT_nginx=${PORT_NGINX:-18482}
+PORT_floor=${PORT_FLOOR:-18483}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/peregrine-bench.XXXXXX)
@@ -41,6 +43,8 @@ fi
 
 (cd "$ROOT" && cargo build --release -q -p peregrine --example plaintext --example hyper_plaintext)
 BIN="$ROOT/target/release/examples"
+# The kernel floor (see bench/floor_epoll.c): not a server, the least CPU per request possible.
+cc -O2 -o "$WORK/floor_epoll" "$ROOT/bench/floor_epoll.c"
 
 cat >"$WORK/nginx.conf" <<EOF
 # One process does the work (no master), so its PID is the one measured.
@@ -79,6 +83,7 @@ start() {
         peregrine) taskset -c 0 "$BIN/plaintext" --addr "127.0.0.1:$port" --workers 1 2>/dev/null & ;;
         hyper) taskset -c 0 "$BIN/hyper_plaintext" --addr "127.0.0.1:$port" 2>/dev/null & ;;
         nginx) taskset -c 0 nginx -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" & ;;
+        floor) taskset -c 0 "$WORK/floor_epoll" "$port" & ;;
     esac
     PID[$peer]=$!
     for _ in $(seq 50); do
@@ -155,4 +160,11 @@ if [ -f "$WORK/hyper.cpu" ] && [ -f "$WORK/peregrine.cpu" ]; then
     awk -v pa="$pa" -v pb="$pb" -v ha="$ha" -v hb="$hb" 'BEGIN {
         printf "CPU per request, peregrine / hyper: (a) %.2fx (goal <= 0.7x), (b) %.2fx; (b) absolute %.3f µs (goal <= 0.35)\n",
             pa / ha, pb / hb, pb }'
+fi
+if [ -f "$WORK/floor.cpu" ] && [ -f "$WORK/peregrine.cpu" ]; then
+    read -r pa pb <"$WORK/peregrine.cpu"
+    read -r fa fb <"$WORK/floor.cpu"
+    awk -v pa="$pa" -v pb="$pb" -v fa="$fa" -v fb="$fb" 'BEGIN {
+        printf "Kernel floor (bare epoll loop): (a) %.3f µs, (b) %.3f µs; peregrine above it: (a) %.3f µs, (b) %.3f µs\n",
+            fa, fb, pa - fa, pb - fb }'
 fi

@@ -210,6 +210,35 @@ impl Body {
         poll_fn(|cx| self.poll_chunk(cx)).await
     }
 
+    /// The trailer fields of a chunked request body (RFC 9112 §7.1.2), once the body has been
+    /// read to its end ([`Body::chunk`] returned `None`); taken, so a second call gets `None`.
+    ///
+    /// `None` too for a body without trailers, one not read to its end, and bodies that are
+    /// not request bodies. Trailer fields are kept apart from the header fields (RFC 9110
+    /// §6.5.1): the server never merges them into [`Request::headers`](crate::Request::headers).
+    /// [`Body::to_bytes`] consumes the body and its trailers with it: read with
+    /// [`Body::chunk`] to keep them.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use peregrine::{Body, Request};
+    /// async fn handler(req: Request) -> Body {
+    ///     let mut body = req.into_body();
+    ///     let mut len = 0;
+    ///     while let Some(Ok(chunk)) = body.chunk().await {
+    ///         len += chunk.len();
+    ///     }
+    ///     let status = body.take_trailers().and_then(|t| t.get("grpc-status").cloned());
+    ///     Body::from(format!("{len} bytes, status {status:?}"))
+    /// }
+    /// ```
+    pub fn take_trailers(&mut self) -> Option<http::HeaderMap> {
+        match &mut self.kind {
+            Kind::Incoming(i) => i.take_trailers(),
+            _ => None,
+        }
+    }
+
     /// Reads the whole body into one [`Bytes`], failing once it passes `limit` bytes.
     ///
     /// A body that arrives as one chunk is returned without copying.

@@ -41,6 +41,34 @@ fn chunked_body_reaches_the_handler() {
 }
 
 #[test]
+fn chunked_trailers_reach_the_handler_apart_from_the_headers() {
+    // RFC 9112 §7.1.2: trailer fields are kept (not lost) and not merged into the header
+    // section (RFC 9110 §6.5.1); a body without trailers has none; the next request on the
+    // connection starts without the previous one's.
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    let req = b"POST /trailers HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+                5\r\nhello\r\n0\r\nGrpc-Status: 0\r\nX-Sum:  a\tb \r\nx-sum: c\r\n\r\n";
+    let want = "5\ngrpc-status=0\nx-sum=a\tb\nx-sum=c\n";
+    c.send(req);
+    assert_eq!(String::from_utf8(c.response().body).unwrap(), want);
+    // Split at every byte: trailers cross reads.
+    for i in 1..req.len() {
+        c.send(&req[..i]);
+        std::thread::sleep(Duration::from_millis(1));
+        c.send(&req[i..]);
+        assert_eq!(String::from_utf8(c.response().body).unwrap(), want, "split at {i}");
+    }
+    c.send(
+        b"POST /trailers HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+          2\r\nhi\r\n0\r\n\r\n",
+    );
+    assert_eq!(c.response().body, b"2\n");
+    c.send(b"POST /trailers HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc");
+    assert_eq!(c.response().body, b"3\n");
+}
+
+#[test]
 fn chunked_body_split_at_every_byte() {
     let server = spawn(app);
     let mut c = RawClient::connect(server.local_addr());

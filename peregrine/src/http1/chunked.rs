@@ -19,7 +19,7 @@ use std::fmt;
 use std::ops::Range;
 
 use super::encode::{EncodeError, check_field};
-use super::field_syntax::{is_ows, is_tchar, is_value_ctl};
+use super::field_syntax::{is_ows, is_tchar, is_value_ctl, trim_ows};
 
 /// Why a chunked body was refused. After any of them the body's end is unknown: the connection
 /// must close.
@@ -116,6 +116,11 @@ pub struct Decoded {
     pub data: Range<usize>,
     /// The last chunk and the trailer section have been read: the body is complete.
     pub done: bool,
+    /// Where bytes of the trailer section's field lines (CRLFs included, the final empty
+    /// line excluded) sit in the input; empty when this call found none. The decoder has
+    /// validated them with the header rules; a caller that keeps trailers collects these
+    /// bytes until `done` (at most `max_trailer_bytes` in all).
+    pub trailers: Range<usize>,
 }
 
 /// Where the decoder is in the chunked grammar. Size-line states come first, then data, then
@@ -160,7 +165,8 @@ enum State {
 ///
 /// Feed it whatever bytes have arrived; it returns how many it took and where the body data
 /// sits in them. Chunk extensions are validated and skipped; trailer fields are validated with
-/// the header rules and discarded (RFC 9112 §7.1.2 lets a recipient discard them).
+/// the header rules and their bytes reported in [`Decoded::trailers`], for the caller to keep
+/// or discard (RFC 9112 §7.1.2 allows either).
 ///
 /// # Examples
 /// ```
@@ -241,6 +247,7 @@ impl ChunkedDecoder {
         }
         let mut i = 0;
         let mut data = 0..0;
+        let mut trailers = 0..0;
         while let Some(&b) = input.get(i) {
             match self.state {
                 State::Data => {
@@ -257,8 +264,24 @@ impl ChunkedDecoder {
                     }
                 }
                 State::Done => break,
-                _ => match self.step(b) {
-                    Ok(()) => i += 1,
+                state => match self.step(b) {
+                    Ok(()) => {
+                        // Field-line bytes of the trailer section; the CR that opens the final
+                        // empty line is not one of them. They are contiguous: nothing but the
+                        // trailer section follows them in a body.
+                        let field_line = match state {
+                            State::TrailerName | State::TrailerValue | State::TrailerLf => true,
+                            State::TrailerStart => b != b'\r',
+                            _ => false,
+                        };
+                        if field_line {
+                            if trailers.is_empty() {
+                                trailers = i..i;
+                            }
+                            trailers.end = i + 1;
+                        }
+                        i += 1;
+                    }
                     Err(e) => {
                         self.failed = Some(e);
                         // Hand out the data before the bad byte first, so the caller sees the
@@ -271,7 +294,7 @@ impl ChunkedDecoder {
                 },
             }
         }
-        Ok(Decoded { consumed: i, data, done: self.state == State::Done })
+        Ok(Decoded { consumed: i, data, done: self.state == State::Done, trailers })
     }
 
     /// Advances the state machine over one framing byte.
@@ -414,6 +437,26 @@ impl ChunkedDecoder {
             _ => return Err(ChunkedError::InvalidExtension),
         })
     }
+}
+
+/// The fields in trailer bytes collected from [`Decoded::trailers`]: `(name, value)` pairs in
+/// order, the value without surrounding whitespace (RFC 9112 §5.1, §7.1.2).
+///
+/// Meant for bytes the decoder has validated; a line without a colon (which such bytes never
+/// hold) is skipped rather than misread.
+///
+/// # Examples
+/// ```
+/// use peregrine::http1::chunked::trailer_fields;
+/// let fields: Vec<_> = trailer_fields(b"Grpc-Status: 0\r\nX-Sum:\tab \r\n").collect();
+/// assert_eq!(fields, [(&b"Grpc-Status"[..], &b"0"[..]), (&b"X-Sum"[..], &b"ab"[..])]);
+/// ```
+pub fn trailer_fields(bytes: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    bytes.split(|&b| b == b'\n').filter_map(|line| {
+        let line = line.strip_suffix(b"\r")?;
+        let colon = line.iter().position(|&b| b == b':')?;
+        Some((&line[..colon], trim_ows(&line[colon + 1..])))
+    })
 }
 
 #[inline(always)]
@@ -645,9 +688,56 @@ mod tests {
         let mut dec = ChunkedDecoder::new();
         // One call takes a chunk's data and the framing after it, here up to the body's end.
         let out = dec.decode(input).unwrap();
-        assert_eq!(out, Decoded { consumed: 21, data: 3..8, done: true });
+        assert_eq!(out, Decoded { consumed: 21, data: 3..8, done: true, trailers: 13..19 });
         assert!(dec.is_done());
-        assert_eq!(dec.decode(b"more").unwrap(), Decoded { consumed: 0, data: 0..0, done: true });
+        assert_eq!(
+            dec.decode(b"more").unwrap(),
+            Decoded { consumed: 0, data: 0..0, done: true, trailers: 0..0 }
+        );
+    }
+
+    /// The trailer bytes `Decoded::trailers` reports over a whole body fed in `pieces`.
+    fn trailer_bytes(pieces: &[&[u8]]) -> Vec<u8> {
+        let mut dec = ChunkedDecoder::new();
+        let (mut trailers, mut buf) = (Vec::new(), Vec::new());
+        for piece in pieces {
+            buf.extend_from_slice(piece);
+            while !buf.is_empty() && !dec.is_done() {
+                let out = dec.decode(&buf).unwrap();
+                assert!(out.trailers.end <= out.consumed);
+                assert!(
+                    out.data.is_empty()
+                        || out.trailers.is_empty()
+                        || out.data.end <= out.trailers.start
+                );
+                trailers.extend_from_slice(&buf[out.trailers.clone()]);
+                buf.drain(..out.consumed);
+            }
+        }
+        assert!(dec.is_done());
+        trailers
+    }
+
+    /// RFC 9112 §7.1.2: the trailer section's field lines are reported, however the input is
+    /// split, without the final empty line and without chunk data or extensions.
+    #[test]
+    fn trailer_bytes_every_split_rfc9112_7_1_2() {
+        let cases: [(&[u8], &[u8]); 5] = [
+            (b"0\r\n\r\n", b""),
+            (b"5\r\nhello\r\n0\r\n\r\n", b""),
+            (b"0\r\nX-A: 1\r\nX-B:\r\n\r\n", b"X-A: 1\r\nX-B:\r\n"),
+            (b"3;x=\"X: 1\"\r\nX:2\r\n0;y\r\nGrpc-Status: 0\r\n\r\n", b"Grpc-Status: 0\r\n"),
+            (b"3\r\nabc\r\n0\r\nExpires: a\tb \xff\r\n\r\n", b"Expires: a\tb \xff\r\n"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(trailer_bytes(&[input]), want, "{:?}", input.escape_ascii());
+            let bytes: Vec<&[u8]> = input.chunks(1).collect();
+            assert_eq!(trailer_bytes(&bytes), want, "byte at a time: {:?}", input.escape_ascii());
+            for i in 0..=input.len() {
+                let (a, b) = input.split_at(i);
+                assert_eq!(trailer_bytes(&[a, b]), want, "split {i}: {:?}", input.escape_ascii());
+            }
+        }
     }
 
     #[test]

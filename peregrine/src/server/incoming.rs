@@ -12,11 +12,12 @@ use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use tokio::net::TcpStream;
 
 use super::limits::Config;
 use crate::body::{BodyError, BodyErrorKind};
-use crate::http1::chunked::{ChunkedDecoder, ChunkedError};
+use crate::http1::chunked::{ChunkedDecoder, ChunkedError, trailer_fields};
 use crate::http1::framing::BodyLength;
 
 /// Spare room the read buffer must have before a read; less and it is reserved (reclaiming
@@ -51,6 +52,11 @@ struct BodyState {
     started: Option<Instant>,
     /// A failure: framing is lost, the connection must close.
     error: Option<BodyErrorKind>,
+    /// Trailer field lines of a chunked body read so far (no capacity unless a body had
+    /// trailers; bounded by the decoder's trailer limit).
+    trailer_bytes: Vec<u8>,
+    /// The trailer fields, once the chunked body has ended, until the handler takes them.
+    trailers: Option<HeaderMap>,
 }
 
 #[derive(Debug)]
@@ -74,6 +80,8 @@ impl ConnIo {
                 waiting: false,
                 started: None,
                 error: None,
+                trailer_bytes: Vec::new(),
+                trailers: None,
             }),
         }
     }
@@ -112,6 +120,8 @@ impl ConnIo {
         st.waiting = false;
         st.started = None;
         st.error = None;
+        st.trailer_bytes.clear();
+        st.trailers = None;
         st.framing = match length {
             BodyLength::Length(0) => Framing::Done,
             BodyLength::Length(n) => Framing::Length(n),
@@ -225,8 +235,15 @@ impl ConnIo {
                         let e = self.fail(&mut st, BodyErrorKind::Invalid);
                         return Poll::Ready(Some(Err(e)));
                     }
+                    if !decoded.trailers.is_empty() {
+                        st.trailer_bytes.extend_from_slice(&buf[decoded.trailers.clone()]);
+                    }
                     if decoded.done {
                         st.framing = Framing::Done;
+                        if !st.trailer_bytes.is_empty() {
+                            let bytes = std::mem::take(&mut st.trailer_bytes);
+                            st.trailers = Some(trailer_map(&bytes));
+                        }
                     }
                     let consumed = decoded.consumed.min(buf.len());
                     let taken = buf.split_to(consumed);
@@ -312,12 +329,38 @@ impl Incoming {
         self.io.poll_body(self.seq, cx)
     }
 
+    /// The trailer fields, once the body has been read to its end; taken once.
+    pub(crate) fn take_trailers(&mut self) -> Option<HeaderMap> {
+        let mut st = self.io.body.borrow_mut();
+        if st.seq != self.seq {
+            return None;
+        }
+        st.trailers.take()
+    }
+
     pub(crate) fn size_hint(&self) -> Option<u64> {
         if self.io.body.borrow().seq != self.seq {
             return Some(0);
         }
         self.io.body_remaining()
     }
+}
+
+/// The fields of a trailer section the decoder has validated (RFC 9112 §7.1.2). They stay
+/// apart from the header section: a recipient must not merge them into it unless the field
+/// is defined as mergeable (RFC 9110 §6.5.1), and the handler decides what to trust.
+fn trailer_map(bytes: &[u8]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in trailer_fields(bytes) {
+        // Both were checked with the header rules (token name, no CTL in the value), which
+        // is what these constructors check too.
+        if let (Ok(name), Ok(value)) =
+            (HeaderName::from_bytes(name), HeaderValue::from_bytes(value))
+        {
+            map.append(name, value);
+        }
+    }
+    map
 }
 
 /// A chunked-framing error as a body error: the limits (413, 431) read as "too large",

@@ -222,6 +222,24 @@ pub async fn app(mut req: peregrine::Request) -> peregrine::Response {
             Ok(bytes) => Response::new(bytes),
             Err(e) => e.into_response(),
         },
+        // The body's length, then its trailer fields in order, one `name=value` per line.
+        "/trailers" => {
+            let mut body = req.take_body();
+            let mut len = 0;
+            while let Some(chunk) = body.chunk().await {
+                match chunk {
+                    Ok(chunk) => len += chunk.len(),
+                    Err(e) => return e.into_response(),
+                }
+            }
+            let mut out = format!("{len}\n");
+            for (name, value) in body.take_trailers().iter().flatten() {
+                out.push_str(&format!("{name}={}\n", value.to_str().unwrap_or("?")));
+            }
+            // Taken once.
+            assert!(body.take_trailers().is_none());
+            Response::new(out)
+        }
         "/stream" => {
             let mut n = 0;
             Response::new(Body::from_poll_fn(move |_| {
