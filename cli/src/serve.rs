@@ -173,8 +173,10 @@ impl Handler for AccessLog {
             (Method::Head, _) | (_, 304) => 0,
             _ => res.body_mut().size_hint().unwrap_or(0),
         };
+        let peer = req.remote_addr().map_or_else(|| "-".to_owned(), |a| a.ip().to_string());
         tracing::info!(
-            "{} {} {} {} {:?}",
+            "{} {} {} {} {} {:?}",
+            peer,
             req.method().as_str().unwrap_or_else(|| req.method_str()),
             req.target(),
             status,

@@ -335,7 +335,7 @@ fn access_log_and_graceful_shutdown() {
     // One line per request: method, target, status, bytes, duration.
     let lines: Vec<&str> = log.lines().filter(|l| l.contains(" /")).collect();
     assert_eq!(lines.len(), 2, "{log}");
-    assert!(lines[0].contains("GET /hello.txt 200 12 "), "{log}");
+    assert!(lines[0].contains("127.0.0.1 GET /hello.txt 200 12 "), "{log}");
     assert!(lines[1].contains("GET /missing 404 "), "{log}");
     assert!(lines.iter().all(|l| l.ends_with('s')), "a duration ends each line: {log}");
 

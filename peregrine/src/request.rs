@@ -5,6 +5,8 @@
 //! header fields as `u16` offsets, inline for up to [`INLINE_HEADERS`] fields. Reading a header is
 //! a case-insensitive compare over those views; nothing is copied or allocated per request.
 
+use std::net::SocketAddr;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::Method;
@@ -173,12 +175,14 @@ pub struct Request {
     body: Body,
     /// Set by [`Router`](crate::Router) when it matches a route (see `routing::params`).
     pub(crate) route_params: crate::routing::params::RouteParams,
+    /// Set by the server: the client's address.
+    pub(crate) remote_addr: Option<SocketAddr>,
 }
 
 impl Request {
     /// Assembles a request from a head split off the read buffer and its spans.
     pub(crate) fn from_parts(head: Bytes, spans: HeadSpans, body: Body) -> Request {
-        Request { head, spans, body, route_params: Default::default() }
+        Request { head, spans, body, route_params: Default::default(), remote_addr: None }
     }
 
     fn text(&self, span: Span) -> &str {
@@ -219,6 +223,16 @@ impl Request {
     /// The query after `?`, if the target has one (possibly empty).
     pub fn query(&self) -> Option<&str> {
         self.spans.query.map(|q| self.text(q))
+    }
+
+    /// The client's address: the peer of the connection the request came on. `None` for a
+    /// request not received by the server (built from an `http::Request`, as in tests).
+    ///
+    /// Behind a proxy this is the proxy's address; the client's is then in a header the proxy
+    /// sets (`Forwarded`, RFC 7239), which only a trusted proxy's word makes meaningful.
+    #[inline]
+    pub fn remote_addr(&self) -> Option<SocketAddr> {
+        self.remote_addr
     }
 
     /// The protocol version of the request.
@@ -406,7 +420,13 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             query,
             fields,
         };
-        Request { head: buf.freeze(), spans, body: body.into(), route_params: Default::default() }
+        Request {
+            head: buf.freeze(),
+            spans,
+            body: body.into(),
+            route_params: Default::default(),
+            remote_addr: None,
+        }
     }
 }
 

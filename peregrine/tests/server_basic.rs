@@ -22,6 +22,15 @@ fn keep_alive_serves_many_requests_on_one_connection() {
 }
 
 #[test]
+fn handler_sees_the_client_address() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    let me = c.stream.local_addr().unwrap();
+    c.send(&get("/peer"));
+    assert_eq!(String::from_utf8(c.response().body).unwrap(), format!("Some({me})"));
+}
+
+#[test]
 fn connection_close_is_honoured() {
     // RFC 9112 §9.6: after a request with "close" the server closes after its response.
     let server = spawn(app);

@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::io;
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 use std::time::Instant;
@@ -31,6 +32,8 @@ const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 #[derive(Debug)]
 pub(crate) struct ConnIo {
     pub(crate) stream: TcpStream,
+    /// The client's address, as accepted.
+    pub(crate) peer: SocketAddr,
     pub(crate) rbuf: RefCell<BytesMut>,
     body: RefCell<BodyState>,
 }
@@ -67,9 +70,10 @@ enum Framing {
 }
 
 impl ConnIo {
-    pub(crate) fn new(stream: TcpStream) -> ConnIo {
+    pub(crate) fn new(stream: TcpStream, peer: SocketAddr) -> ConnIo {
         ConnIo {
             stream,
+            peer,
             rbuf: RefCell::new(BytesMut::new()),
             body: RefCell::new(BodyState {
                 seq: 0,

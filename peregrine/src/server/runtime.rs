@@ -287,7 +287,7 @@ async fn accept_loop<H: Handler>(
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, _peer)) => {
+            Ok((stream, peer)) => {
                 if !worker.admit() {
                     refuse(stream);
                     continue;
@@ -295,7 +295,7 @@ async fn accept_loop<H: Handler>(
                 // Responses are written whole; Nagle would hold back pipelined ones.
                 let _ = stream.set_nodelay(true);
                 let admitted = Admitted::new(worker.clone());
-                tokio::task::spawn_local(conn::serve(stream, handler.clone(), admitted));
+                tokio::task::spawn_local(conn::serve(stream, peer, handler.clone(), admitted));
             }
             Err(e) => {
                 if let Some(pause) = accept_backoff(&e) {

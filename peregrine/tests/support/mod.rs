@@ -222,6 +222,7 @@ pub async fn app(mut req: peregrine::Request) -> peregrine::Response {
             Ok(bytes) => Response::new(bytes),
             Err(e) => e.into_response(),
         },
+        "/peer" => Response::new(format!("{:?}", req.remote_addr())),
         // The body's length, then its trailer fields in order, one `name=value` per line.
         "/trailers" => {
             let mut body = req.take_body();
