@@ -431,13 +431,23 @@ fn median_ns(dir: &std::path::Path, group: &str, function: &str) -> Option<f64> 
 
 /// `ROUTER_PROFILE=<scenario>:<router>:<passes>` runs only those lookups, without criterion,
 /// for `valgrind --tool=callgrind` (instruction counts are stable on a loaded machine).
+///
+/// A diagnostic: `<scenario>x<k>` (`synthetic-64x512`) makes one pass look every route up `k`
+/// times, each round in a new random order. The table and its cache footprint stay the same,
+/// but the sequence of lookups is too long for the branch predictor to learn, as it does the 64
+/// lookups of `synthetic-64` repeated pass after pass.
 fn profile(spec: &str) {
     let mut parts = spec.split(':');
     let (Some(name), Some(router), Some(passes)) = (parts.next(), parts.next(), parts.next())
     else {
-        panic!("ROUTER_PROFILE=<scenario>:<router>:<passes>");
+        panic!("ROUTER_PROFILE=<scenario>[x<rounds>]:<router>:<passes>");
     };
     let passes: usize = passes.parse().expect("passes");
+    let scenario = name;
+    let (name, rounds) = match name.split_once('x') {
+        Some((name, k)) => (name, k.parse().expect("rounds")),
+        None => (name, 1),
+    };
     let routes = match name.strip_prefix("synthetic-") {
         Some(n) => {
             let n: usize = n.parse().expect("size");
@@ -446,7 +456,17 @@ fn profile(spec: &str) {
         None => agree("github", github()),
     };
     let r = build(&routes);
-    let buffer = Paths::new(&routes);
+    let mut rng = Rng(0x0DE5_0000);
+    let order: Vec<(String, String)> = (0..rounds)
+        .flat_map(|round| {
+            let mut v = routes.clone();
+            if round > 0 {
+                rng.shuffle(&mut v);
+            }
+            v
+        })
+        .collect();
+    let buffer = Paths::new(&order);
     let paths = buffer.slices();
     let start = thread_cpu_ns();
     for _ in 0..passes {
@@ -459,7 +479,7 @@ fn profile(spec: &str) {
         }
     }
     let ns = (thread_cpu_ns() - start) as f64 / (passes * paths.len()) as f64;
-    println!("profile {name} {router}: {ns:.1} ns/lookup over {passes} passes");
+    println!("profile {scenario} {router}: {ns:.1} ns/lookup over {passes} passes");
 }
 
 fn main() {
