@@ -1,5 +1,5 @@
 //! Finding the end of a path segment and its first word in one pass, a machine word at a time,
-//! and hashing labels for the static-child table ([`super::edges`]).
+//! and hashing labels for the blocks of static children ([`super::edges`]).
 //!
 //! A label's *word* is its first 8 bytes, little-endian, zero-padded: labels of up to 8 bytes
 //! compare as one integer. [`scan`] (request paths) and [`first_word`] (templates) must agree
@@ -106,10 +106,10 @@ pub(crate) fn hash_label(word: u64, label: &[u8]) -> u32 {
     (h >> 32) as u32
 }
 
-/// Combines a label hash with its parent node into a table index of `bits` bits.
+/// A label hash as a slot index of `bits` bits (`1..=32`) in a block of static children.
 #[inline(always)]
-pub(crate) fn slot_of(hash: u32, parent: u32, bits: u32) -> usize {
-    let h = (u64::from(hash) << 32 | u64::from(parent)).wrapping_mul(K);
+pub(crate) fn slot_of(hash: u32, bits: u32) -> usize {
+    let h = u64::from(hash).wrapping_mul(K);
     // The high bits of a multiplicative hash are the well-mixed ones.
     (h >> (64 - bits)) as usize
 }

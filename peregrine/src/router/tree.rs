@@ -1,4 +1,4 @@
-//! The path tree: one arena of nodes, one hash table of static edges, one text arena.
+//! The path tree: one arena of nodes (see [`super::edges`]), one text arena.
 //!
 //! A node stands for a position after some segments of a template. It has up to three kinds of
 //! children: static ones, at most one parameter child and at most one catch-all child (a
@@ -8,43 +8,13 @@
 
 use std::fmt;
 
-use super::edges::Edges;
+use super::edges::{Arena, MAX_SLOTS, NO_STATICS, NODE, NONE, Node};
 use super::error::{Conflict, InsertError, Malformed, NotFound};
 use super::params::{NameRef, Params, Span};
 use super::segment::{first_word, hash_label, scan, segment_end};
 use super::template::{Segment, parse};
 
-/// "No such child / no route here".
-const NONE: u32 = u32::MAX;
 const ROOT: u32 = 0;
-
-/// `Node::statics`: no static child.
-const NO_STATICS: u32 = 0;
-/// `Node::statics`: flag on a single static child's index.
-const SINGLE: u32 = 1 << 31;
-/// `Node::statics`: two or more static children, in [`Edges`].
-const MANY: u32 = u32::MAX;
-
-/// What a lookup reads at each node: 32 bytes, two to a cache line. The parameter name of a
-/// parameter or catch-all node is only needed at insert time and lives in `Tree::node_names`.
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    /// First 8 bytes of the label of the static edge into this node (zero-padded).
-    word: u64,
-    /// Length of that label.
-    len: u32,
-    /// Offset in `Tree::tails` of that label's bytes `8..`.
-    tail: u32,
-    param: u32,
-    catch: u32,
-    route: u32,
-    /// [`NO_STATICS`], `child | SINGLE` (compared directly: most nodes have one static child
-    /// and then no hashing happens), or [`MANY`].
-    statics: u32,
-}
-
-const NODE: Node =
-    Node { word: 0, len: 0, tail: 0, param: NONE, catch: NONE, route: NONE, statics: NO_STATICS };
 
 #[derive(Clone, Debug)]
 struct Route<T> {
@@ -76,11 +46,8 @@ struct Route<T> {
 /// ```
 #[derive(Clone)]
 pub struct Tree<T> {
-    nodes: Vec<Node>,
-    /// Parallel to `nodes`: the name of a parameter or catch-all node, in `text`.
-    node_names: Vec<NameRef>,
-    /// Static children of nodes with more than one.
-    edges: Edges,
+    /// The nodes; the root is slot 0.
+    arena: Arena,
     /// Bytes `8..` of static labels longer than 8 bytes.
     tails: Vec<u8>,
     /// Parameter names and templates.
@@ -118,9 +85,7 @@ impl<T> Tree<T> {
     /// An empty tree (allocates nothing until the first insert).
     pub fn new() -> Self {
         Tree {
-            nodes: Vec::new(),
-            node_names: Vec::new(),
-            edges: Edges::default(),
+            arena: Arena::default(),
             tails: Vec::new(),
             text: String::new(),
             param_names: Vec::new(),
@@ -303,7 +268,7 @@ impl<T> Tree<T> {
     ) -> Option<u32> {
         let limit = path.len() + usize::from(EXTRA);
         loop {
-            let n = self.nodes.get(node as usize)?;
+            let n = self.arena.nodes.get(node as usize)?;
             if pos > limit {
                 return (n.route != NONE).then_some(n.route);
             }
@@ -311,7 +276,9 @@ impl<T> Tree<T> {
             if n.statics != NO_STATICS {
                 let (seg_end, word) = scan(path, pos);
                 end = Some(seg_end);
-                if let Some(child) = self.static_child(node, n.statics, path, pos, seg_end, word) {
+                let child =
+                    self.arena.static_child(n.statics, &self.tails, path, pos, seg_end, word);
+                if let Some(child) = child {
                     if n.param == NONE && n.catch == NONE {
                         (node, pos) = (child, seg_end + 1);
                         continue;
@@ -335,7 +302,7 @@ impl<T> Tree<T> {
             }
             // A catch-all matches the non-empty rest of the path.
             if n.catch != NONE && pos < limit {
-                let c = self.nodes.get(n.catch as usize)?;
+                let c = self.arena.nodes.get(n.catch as usize)?;
                 params.push(Span { start: pos as u32, end: path.len() as u32 });
                 return (c.route != NONE).then_some(c.route);
             }
@@ -343,57 +310,23 @@ impl<T> Tree<T> {
         }
     }
 
-    /// The static child of `node` labelled `path[start..end]` (whose first word is `word`).
-    #[inline(always)]
-    fn static_child(
-        &self,
-        node: u32,
-        statics: u32,
-        path: &[u8],
-        start: usize,
-        end: usize,
-        word: u64,
-    ) -> Option<u32> {
-        if statics != MANY {
-            let child = statics & !SINGLE;
-            return self.is_label(child, path, start, end, word).then_some(child);
-        }
-        // `start` is one past the end for the empty segment after a virtual trailing slash.
-        let hash = hash_label(word, path.get(start..end).unwrap_or_default());
-        self.edges.find(node, hash, |child| self.is_label(child, path, start, end, word))
-    }
-
-    /// Whether the label into `child` is `path[start..end]`.
-    #[inline(always)]
-    fn is_label(&self, child: u32, path: &[u8], start: usize, end: usize, word: u64) -> bool {
-        let Some(c) = self.nodes.get(child as usize) else {
-            return false;
-        };
-        let len = end - start;
-        if c.word != word || c.len as usize != len {
-            return false;
-        }
-        len <= 8 || {
-            let t = c.tail as usize;
-            self.tails.get(t..t + len - 8) == path.get(start + 8..end)
-        }
-    }
-
     /// Follows `segments` as far as the tree goes, checking each conflict rule on the way.
     fn locate(&self, template: &str, segments: &[Segment<'_>]) -> Result<Located, InsertError> {
-        if self.nodes.is_empty() {
+        if self.arena.nodes.is_empty() {
             return Ok(Located::Vacant { node: ROOT, depth: 0 });
         }
         let mut node = ROOT;
         for (depth, segment) in segments.iter().enumerate() {
-            let n = self.nodes[node as usize];
+            let n = self.arena.nodes[node as usize];
             let next = match segment {
                 Segment::Static(label) => {
                     let label = label.as_bytes();
                     let (word, end) = (first_word(label), label.len());
                     match n.statics {
                         NO_STATICS => None,
-                        statics => self.static_child(node, statics, label, 0, end, word),
+                        statics => {
+                            self.arena.static_child(statics, &self.tails, label, 0, end, word)
+                        }
                     }
                 }
                 Segment::Param(name) => {
@@ -420,7 +353,7 @@ impl<T> Tree<T> {
                 None => return Ok(Located::Vacant { node, depth }),
             }
         }
-        Ok(match self.nodes[node as usize].route {
+        Ok(match self.arena.nodes[node as usize].route {
             NONE => Located::Vacant { node, depth: segments.len() },
             route => Located::Existing(route),
         })
@@ -447,45 +380,41 @@ impl<T> Tree<T> {
             * 2;
         let fits = |n: usize| n < NONE as usize;
         if !fits(self.text.len() + template.len() + names)
-            || self.nodes.len() + rest.len() + 1 >= SINGLE as usize
+            // A block move takes at most twice the slots there are, then one slot per segment.
+            || self.arena.nodes.len() * 3 + rest.len() + 8 >= MAX_SLOTS
             || !fits(self.tails.len() + template.len())
             || !fits(self.routes.len() + 1)
             || !fits(self.param_names.len() + segments.len())
         {
             return Err(InsertError::malformed_at(template, 0, Malformed::TooLarge));
         }
-        if self.nodes.is_empty() {
-            self.nodes.push(NODE);
-            self.node_names.push((0, 0));
+        if self.arena.nodes.is_empty() {
+            self.arena.push(NODE);
         }
         for segment in rest {
-            let child = self.nodes.len() as u32;
-            let mut name = (0, 0);
-            let mut new = NODE;
-            match segment {
+            node = match segment {
                 Segment::Static(label) => {
                     let label = label.as_bytes();
                     let word = first_word(label);
-                    new.word = word;
-                    new.len = label.len() as u32;
-                    new.tail = self.tails.len() as u32;
+                    let tail = self.tails.len() as u32;
+                    let new = Node { word, len: label.len() as u32, tail, ..NODE };
                     self.tails.extend_from_slice(label.get(8..).unwrap_or_default());
                     let hash = hash_label(word, label);
-                    self.attach_static(node, child, hash);
+                    self.arena.attach_static(node, new, hash, &self.tails)
                 }
                 Segment::Param(n) | Segment::CatchAll(n) => {
-                    name = (self.text.len() as u32, n.len() as u32);
+                    // A parameter node has no label: it holds its name instead.
+                    let new = Node { tail: self.text.len() as u32, len: n.len() as u32, ..NODE };
                     self.text.push_str(n);
-                    let parent = &mut self.nodes[node as usize];
+                    let child = self.arena.push(new);
+                    let parent = &mut self.arena.nodes[node as usize];
                     match segment {
                         Segment::Param(_) => parent.param = child,
                         _ => parent.catch = child,
                     }
+                    child
                 }
-            }
-            self.nodes.push(new);
-            self.node_names.push(name);
-            node = child;
+            };
         }
         // The route's parameter names in order (the walk records only value spans).
         let names = self.param_names.len() as u32;
@@ -499,40 +428,15 @@ impl<T> Tree<T> {
         }
         let template_off = self.text.len() as u32;
         self.text.push_str(template);
-        self.nodes[node as usize].route = self.routes.len() as u32;
+        self.arena.nodes[node as usize].route = self.routes.len() as u32;
         let template_len = template.len() as u32;
         self.routes.push(Route { value, template_off, template_len, names, count });
         Ok(())
     }
 
-    /// Records `child` (label hash `hash`) as a static child of `parent`. The second static
-    /// child moves both into the hash table.
-    fn attach_static(&mut self, parent: u32, child: u32, hash: u32) {
-        let statics = self.nodes[parent as usize].statics;
-        self.nodes[parent as usize].statics = match statics {
-            NO_STATICS => child | SINGLE,
-            MANY => {
-                self.edges.insert(parent, hash, child);
-                MANY
-            }
-            single => {
-                let first = single & !SINGLE;
-                let f = self.nodes[first as usize];
-                let (t, l) = (f.tail as usize, f.len as usize);
-                let mut label = f.word.to_le_bytes()[..l.min(8)].to_vec();
-                label.extend_from_slice(
-                    self.tails.get(t..t + l.saturating_sub(8)).unwrap_or_default(),
-                );
-                self.edges.insert(parent, hash_label(f.word, &label), first);
-                self.edges.insert(parent, hash, child);
-                MANY
-            }
-        };
-    }
-
     fn name(&self, node: u32) -> &str {
-        let (o, l) = self.node_names.get(node as usize).copied().unwrap_or_default();
-        let (o, l) = (o as usize, l as usize);
+        let n = self.arena.nodes.get(node as usize).copied().unwrap_or(NODE);
+        let (o, l) = (n.tail as usize, n.len as usize);
         self.text.get(o..o + l).unwrap_or_default()
     }
 
@@ -544,18 +448,14 @@ impl<T> Tree<T> {
     /// A conflict with some route that goes through `node` (every node leads to a route).
     fn conflict(&self, template: &str, mut node: u32, kind: Conflict) -> InsertError {
         let route = loop {
-            let n = &self.nodes[node as usize];
+            let n = &self.arena.nodes[node as usize];
             node = match () {
                 _ if n.route != NONE => break n.route,
                 _ if n.param != NONE => n.param,
                 _ if n.catch != NONE => n.catch,
-                _ => match n.statics {
-                    NO_STATICS => break NONE,
-                    MANY => match self.edges.any_child(node) {
-                        Some(child) => child,
-                        None => break NONE,
-                    },
-                    single => single & !SINGLE,
+                _ => match self.arena.any_static(node) {
+                    Some(child) => child,
+                    None => break NONE,
                 },
             };
         };
