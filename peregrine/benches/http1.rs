@@ -303,7 +303,43 @@ fn summary(group: &str, peer: &str, per: f64, since: SystemTime) {
     }
 }
 
+/// Profile mode for instruction counts (`valgrind --tool=callgrind`): with
+/// `HTTP1_PROFILE=<parser>:<request>:<iterations>` (parser `peregrine`, `picohttpparser` or
+/// `httparse`; request `plaintext`, `browser` or `post`) the binary only runs that parse in a
+/// loop and exits, so the count divided by the iterations is the cost of one call.
+fn profile(spec: &str) -> Option<()> {
+    let mut parts = spec.split(':');
+    let parse: fn(&[u8]) -> usize = match parts.next()? {
+        "peregrine" => ours,
+        "picohttpparser" => pico,
+        "httparse" => httparse_parse,
+        _ => return None,
+    };
+    let req = match parts.next()? {
+        "plaintext" => PLAINTEXT,
+        "browser" => BROWSER,
+        "post" => POST,
+        _ => return None,
+    };
+    let n: usize = parts.next()?.parse().ok()?;
+    let mut acc = 0usize;
+    for _ in 0..n {
+        acc = acc.wrapping_add(parse(black_box(req)));
+    }
+    println!("profile {spec}: {acc}");
+    Some(())
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("HTTP1_PROFILE") {
+        if profile(&spec).is_none() {
+            eprintln!(
+                "HTTP1_PROFILE=<peregrine|picohttpparser|httparse>:<plaintext|browser|post>:<n>"
+            );
+            std::process::exit(2);
+        }
+        return;
+    }
     let since = SystemTime::now() - Duration::from_secs(1);
     let mut c =
         Criterion::default().with_measurement(CpuTime).without_plots().configure_from_args();
