@@ -3,6 +3,8 @@
 
 use crate::Method;
 
+pub(crate) mod slots;
+
 /// The outcome of a parse over input that may still be incomplete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status<T> {

@@ -5,11 +5,13 @@
 //! the header loop are compiled with the kernel's target features and the kernel inlines into
 //! them.
 
+use super::head::slots::Slots;
 use super::simd::{self, Job, Kernel};
 use super::{
     Header, HeaderId, KnownHeaders, Limits, ParseError, RequestHead, Status, TargetForm, Version,
 };
 use crate::Method;
+use std::mem::MaybeUninit;
 
 /// Parses a request head from the start of `buf`.
 ///
@@ -48,12 +50,42 @@ pub fn parse_request<'b, 'h>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    simd::dispatch(ParseJob { buf, headers, limits })
+    simd::dispatch(ParseJob { buf, slots: Slots::init(headers), limits })
+}
+
+/// [`parse_request`] into uninitialised header storage: the same parse, without first
+/// filling the array with placeholders (a fresh `[EMPTY_HEADER; 32]` is 1.25 KiB of stores
+/// per request). The parsed head's `headers` are the written prefix of `headers`.
+///
+/// # Examples
+/// ```
+/// use std::mem::MaybeUninit;
+/// use peregrine::http1::{parse_request_uninit, HeaderId, Limits, Status};
+///
+/// let mut headers = [const { MaybeUninit::uninit() }; 16];
+/// let buf = b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n";
+/// let Status::Complete(head) = parse_request_uninit(buf, &mut headers, &Limits::default())?
+/// else {
+///     unreachable!("the head is complete");
+/// };
+/// assert_eq!(head.headers.len(), 1);
+/// assert_eq!(head.known(HeaderId::Host).map(|h| h.value), Some(&b"a.example"[..]));
+/// # Ok::<(), peregrine::http1::ParseError>(())
+/// ```
+///
+/// # Errors
+/// As [`parse_request`].
+pub fn parse_request_uninit<'b, 'h>(
+    buf: &'b [u8],
+    headers: &'h mut [MaybeUninit<Header<'b>>],
+    limits: &Limits,
+) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
+    simd::dispatch(ParseJob { buf, slots: Slots::uninit(headers), limits })
 }
 
 struct ParseJob<'b, 'h, 'l> {
     buf: &'b [u8],
-    headers: &'h mut [Header<'b>],
+    slots: Slots<'b, 'h>,
     limits: &'l Limits,
 }
 
@@ -67,7 +99,7 @@ impl<'b, 'h> Job for ParseJob<'b, 'h, '_> {
         // truncated view keeps errors inside it precise; running out of it means too large.
         let over = self.buf.len() > limits.max_head_bytes;
         let buf = if over { &self.buf[..limits.max_head_bytes] } else { self.buf };
-        head(k, buf, self.headers, limits, over)
+        head(k, buf, self.slots.limit(limits.max_headers), limits, over)
     }
 }
 
@@ -86,13 +118,12 @@ enum Stop {
 fn head<'b, 'h, K: Kernel>(
     k: K,
     buf: &'b [u8],
-    headers: &'h mut [Header<'b>],
+    mut slots: Slots<'b, 'h>,
     limits: &Limits,
     over: bool,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    match parts(k, buf, headers, limits) {
-        Ok((line, (count, len, known))) => {
-            let headers: &'h [Header<'b>] = headers;
+    match parts(k, buf, &mut slots, limits) {
+        Ok((line, (len, known))) => {
             // One aggregate built from values in registers, written straight into the caller's
             // return slot. Building the head in memory during the parse and moving it out cost
             // store-forwarding stalls (see `KnownHeaders`).
@@ -102,7 +133,7 @@ fn head<'b, 'h, K: Kernel>(
                 target: line.target,
                 form: line.form,
                 version: line.version,
-                headers: headers.get(..count).unwrap_or_default(),
+                headers: slots.into_filled(),
                 known,
                 len,
             }))
@@ -130,9 +161,9 @@ struct Line<'b> {
 fn parts<'b, K: Kernel>(
     k: K,
     buf: &'b [u8],
-    headers: &mut [Header<'b>],
+    slots: &mut Slots<'b, '_>,
     limits: &Limits,
-) -> Result<(Line<'b>, (usize, usize, KnownHeaders)), Stop> {
+) -> Result<(Line<'b>, (usize, KnownHeaders)), Stop> {
     // RFC 9112 §2.2: "a server that is expecting to receive and parse a request-line SHOULD
     // ignore at least one empty line (CRLF) received prior to the request-line." We ignore
     // CRLF pairs (they count towards the head size); a bare LF or CR is still refused.
@@ -150,7 +181,7 @@ fn parts<'b, K: Kernel>(
         }
     }
     let (line, end) = request_line(k, buf, pos, limits)?;
-    Ok((line, fields(k, buf, end, headers, limits)?))
+    Ok((line, fields(k, buf, end, slots)?))
 }
 
 /// `request-line = method SP request-target SP HTTP-version CRLF` (RFC 9112 §3).
@@ -309,27 +340,26 @@ fn is_authority_form(t: &[u8]) -> bool {
     host_ok && !port.is_empty() && port.iter().all(u8::is_ascii_digit)
 }
 
-/// The header section: `*( field-line CRLF ) CRLF` (RFC 9112 §2.1, §5). Returns the number of
-/// fields, the identified ones, and the head length.
+/// The header section: `*( field-line CRLF ) CRLF` (RFC 9112 §2.1, §5), its fields pushed to
+/// `slots` (already limited to `max_headers`). Returns the head length and the identified
+/// fields.
 #[inline(always)]
 fn fields<'b, K: Kernel>(
     k: K,
     buf: &'b [u8],
     mut pos: usize,
-    headers: &mut [Header<'b>],
-    limits: &Limits,
-) -> Result<(usize, usize, KnownHeaders), Stop> {
-    let max = headers.len().min(limits.max_headers);
+    slots: &mut Slots<'b, '_>,
+) -> Result<(usize, KnownHeaders), Stop> {
     let mut known = KnownHeaders::EMPTY;
-    let mut n = 0;
     loop {
+        let n = slots.len();
         match buf.get(pos) {
             None => return Err(Stop::Partial),
             // The empty line that ends the head.
             Some(b'\r') => {
                 return match buf.get(pos + 1) {
                     None => Err(Stop::Partial),
-                    Some(b'\n') => Ok((n, pos + 2, known)),
+                    Some(b'\n') => Ok((pos + 2, known)),
                     Some(_) => Err(Stop::Fail(ParseError::BareCr)),
                 };
             }
@@ -377,14 +407,12 @@ fn fields<'b, K: Kernel>(
         while let [rest @ .., b' ' | b'\t'] = value {
             value = rest;
         }
-        // RFC 6585 §5 (431): too many fields.
-        let Some(slot) = headers.get_mut(n).filter(|_| n < max) else {
-            return Err(Stop::Fail(ParseError::TooManyHeaders));
-        };
         let id = identify(&buf[pos..], colon - pos);
-        *slot = Header { name, value, id };
+        // RFC 6585 §5 (431): too many fields.
+        if !slots.push(Header { name, value, id }) {
+            return Err(Stop::Fail(ParseError::TooManyHeaders));
+        }
         known.record(id, n);
-        n += 1;
         pos = end + 2;
     }
 }

@@ -1,13 +1,19 @@
 //! Table-driven tests: one row per rule, each naming its RFC section.
 
 use super::*;
-use crate::http1::{EMPTY_HEADER, parse_request};
+use crate::http1::{EMPTY_HEADER, parse_request, parse_request_uninit};
 
 type Outcome = Result<Option<usize>, ParseError>;
 
+/// Parses through both entry points (initialised and uninitialised header storage), which
+/// must agree on everything, and returns the outcome.
 fn run(input: &[u8], limits: &Limits) -> Outcome {
     let mut headers = [EMPTY_HEADER; 32];
-    parse_request(input, &mut headers, limits).map(|s| s.complete().map(|h| h.len))
+    let init = parse_request(input, &mut headers, limits);
+    let mut slots = [const { MaybeUninit::uninit() }; 32];
+    let uninit = parse_request_uninit(input, &mut slots, limits);
+    assert_eq!(init, uninit, "{:?}", String::from_utf8_lossy(input));
+    init.map(|s| s.complete().map(|h| h.len))
 }
 
 struct Reject {
@@ -513,6 +519,10 @@ fn accepts_and_borrows_every_part() {
             .unwrap_or_else(|e| panic!("RFC {}: {e}", c.rfc))
             .complete()
             .unwrap_or_else(|| panic!("RFC {}: partial", c.rfc));
+        // Uninitialised storage gives the same head, borrowing the same input.
+        let mut slots = [const { MaybeUninit::uninit() }; 8];
+        let same = parse_request_uninit(c.input, &mut slots, &Limits::default());
+        assert_eq!(same, Ok(Status::Complete(head)), "{}", c.rfc);
         assert_eq!(head.method, c.method, "{}", c.rfc);
         assert_eq!(head.method_token, c.token, "{}", c.rfc);
         assert_eq!(head.target, c.target, "{}", c.rfc);
