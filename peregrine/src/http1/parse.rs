@@ -354,6 +354,8 @@ fn fields<'b, K: Kernel>(
     loop {
         let n = slots.len();
         match buf.get(pos) {
+            // The usual case, first: a byte that can start a name (the scan below decides).
+            Some(&b) if b > b' ' => {}
             None => return Err(Stop::Partial),
             // The empty line that ends the head.
             Some(b'\r') => {
