@@ -401,12 +401,14 @@ impl<B: Block> Kernel for Vector<B> {
             if c != 0 {
                 let at = c.trailing_zeros() / B::S;
                 let after = !low_bits((at + 1) * B::S);
-                let r = r & after;
                 let name_ok = t & low_bits(at * B::S) == 0;
+                // The line's end is the block's first CR, found without waiting for the
+                // colon (a valid name holds no CR), which keeps the chain from one line to
+                // the next short; a CR before the colon fails `at < e`.
                 if r != 0 {
                     let e = r.trailing_zeros() / B::S;
                     let value = low_bits(e * B::S) & after;
-                    if name_ok && v & value == 0 {
+                    if at < e && name_ok && v & value == 0 {
                         return (start + at as usize, start + e as usize);
                     }
                 } else if name_ok && v & after == 0 {
