@@ -8,7 +8,8 @@
 use super::head::slots::Slots;
 use super::simd::{self, Job, Kernel};
 use super::{
-    Header, HeaderId, KnownHeaders, Limits, ParseError, RequestHead, Status, TargetForm, Version,
+    Header, HeaderId, KNOWN_HEADERS, KnownHeaders, Limits, ParseError, RequestHead, Status,
+    TargetForm, Version,
 };
 use crate::Method;
 use std::mem::MaybeUninit;
@@ -430,6 +431,11 @@ pub(crate) fn identify(line: &[u8], len: usize) -> HeaderId {
         return HeaderId::Other;
     };
     let first = name.first().map_or(0, |b| b | 0x20);
+    // Most names are not known ones; (first letter, length) pairs rule most of them out with
+    // one table lookup before the switch.
+    if len >= 32 || (MAY_BE_KNOWN[usize::from(first & 31)] >> len) & 1 == 0 {
+        return HeaderId::Other;
+    }
     match len {
         2 => is(line, b"te", HeaderId::Te),
         4 => is(line, b"host", HeaderId::Host),
@@ -451,6 +457,40 @@ pub(crate) fn identify(line: &[u8], len: usize) -> HeaderId {
         _ => HeaderId::Other,
     }
 }
+
+/// The known field names (the arms of [`identify`]).
+const KNOWN_NAMES: [&[u8]; KNOWN_HEADERS] = [
+    b"te",
+    b"host",
+    b"range",
+    b"expect",
+    b"upgrade",
+    b"trailer",
+    b"if-match",
+    b"if-range",
+    b"connection",
+    b"if-none-match",
+    b"content-length",
+    b"accept-encoding",
+    b"transfer-encoding",
+    b"if-modified-since",
+    b"if-unmodified-since",
+];
+
+/// Bit `len` of entry `first & 31` is set when a known name of `len` bytes starts with the
+/// (lowercased) byte `first`. A filter: other bytes share entries, which only lets more names
+/// through to the exact compare.
+static MAY_BE_KNOWN: [u32; 32] = {
+    let mut t = [0u32; 32];
+    let mut k = 0;
+    while k < KNOWN_NAMES.len() {
+        let name = KNOWN_NAMES[k];
+        assert!(name.len() < 32);
+        t[(name[0] & 31) as usize] |= 1 << name.len();
+        k += 1;
+    }
+    t
+};
 
 /// `id` if the first `lower.len()` bytes of `line` equal `lower` ignoring ASCII case.
 ///

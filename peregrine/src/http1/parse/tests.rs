@@ -621,3 +621,28 @@ fn known_headers_are_identified_in_the_same_pass() {
     assert_eq!(head.known.count(HeaderId::TransferEncoding), 0);
     assert_eq!(head.headers[1].id, HeaderId::Other);
 }
+
+#[test]
+fn every_known_name_passes_the_filter_and_is_identified() {
+    // RFC 9110 §5.1: field names are case-insensitive. The `MAY_BE_KNOWN` filter must let
+    // every known name through in any case, and the names must cover every kind.
+    let mut kinds = Vec::new();
+    for name in KNOWN_NAMES {
+        for variant in [name.to_vec(), name.to_ascii_uppercase()] {
+            let mut line = variant.clone();
+            line.extend_from_slice(b": v\r\n\r\n");
+            let id = identify(&line, variant.len());
+            assert_ne!(id, HeaderId::Other, "{}", String::from_utf8_lossy(&variant));
+            kinds.push(id);
+        }
+    }
+    kinds.sort_by_key(|&id| id as u8);
+    kinds.dedup();
+    assert_eq!(kinds.len(), KNOWN_HEADERS);
+    // Same length and first letter as known names, but other names.
+    for other in [&b"accept"[..], b"user-agent", b"cookie", b"content-type", b"host2"] {
+        let mut line = other.to_vec();
+        line.extend_from_slice(b": v\r\n");
+        assert_eq!(identify(&line, other.len()), HeaderId::Other);
+    }
+}
