@@ -415,7 +415,11 @@ fn fields<'b, K: Kernel>(
         if !slots.push(Header { name, value, id }) {
             return Err(Stop::Fail(ParseError::TooManyHeaders));
         }
-        known.record(id, n);
+        // Taken together with identification's own branches (most names leave it early as
+        // `Other`), so unknown names skip the bookkeeping.
+        if id != HeaderId::Other {
+            known.record(id, n);
+        }
         pos = end + 2;
     }
 }
