@@ -403,12 +403,19 @@ fn fields<'b, K: Kernel>(
         // RFC 9112 §5.1: OWS around the value is not part of it.
         // The bytes between the colon and CR are proven value bytes, so slice patterns trim
         // them without an index check per byte.
+        // Most values have exactly one SP before them and no OWS after: one test each, and
+        // the loops only when there is more.
         let mut value = buf.get(colon + 1..end).unwrap_or_default();
-        while let [b' ' | b'\t', rest @ ..] = value {
+        if let [b' ', rest @ ..] = value {
             value = rest;
         }
-        while let [rest @ .., b' ' | b'\t'] = value {
-            value = rest;
+        if matches!(value, [b' ' | b'\t', ..] | [.., b' ' | b'\t']) {
+            while let [b' ' | b'\t', rest @ ..] = value {
+                value = rest;
+            }
+            while let [rest @ .., b' ' | b'\t'] = value {
+                value = rest;
+            }
         }
         let id = identify(&buf[pos..], colon - pos);
         // RFC 6585 §5 (431): too many fields.
