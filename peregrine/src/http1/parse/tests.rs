@@ -498,6 +498,16 @@ fn accepts_and_borrows_every_part() {
             rfc: "9112 5.1 OWS trimmed; 9110 5.5 obs-text, HTAB",
         },
         Accept {
+            input: b"GET /x HTTP/1.1\r\nH:\tv\t\r\nI: \t v\r\nJ: v \r\nK: v\r\nL:  \r\n\r\n",
+            method: Method::Get,
+            token: "GET",
+            target: "/x",
+            form: Origin,
+            version: Http11,
+            headers: &[("H", b"v"), ("I", b"v"), ("J", b"v"), ("K", b"v"), ("L", b"")],
+            rfc: "9112 5.1 OWS trimmed: HTAB only, SP then HTAB, trailing SP, none, SPs only",
+        },
+        Accept {
             input: b"GET / HTTP/1.1\r\n!#$%&'*+-.^_`|~09azAZ: v\r\n\r\n",
             method: Method::Get,
             token: "GET",
