@@ -1,14 +1,21 @@
 #![no_main]
 //! Request-head parser: arbitrary bytes, whole and split at every point through the
 //! `HeadScanner` (the trickle path). Checks: no panic; a complete head has `len <= input`;
-//! re-parsing `input[..len]` gives the same head; the scanner agrees with a one-shot parse.
+//! re-parsing `input[..len]` gives the same head; the scanner agrees with a one-shot parse;
+//! uninitialised header storage (`parse_request_uninit`) gives the same outcome.
 use libfuzzer_sys::fuzz_target;
-use peregrine::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, parse_request};
+use peregrine::http1::{
+    EMPTY_HEADER, HeadScanner, Limits, ParseError, parse_request, parse_request_uninit,
+};
+use std::mem::MaybeUninit;
 
 /// A comparable summary of a parse outcome.
 fn outcome(input: &[u8], limits: &Limits) -> Result<Option<String>, ParseError> {
     let mut headers = [EMPTY_HEADER; 32];
-    let status = parse_request(input, &mut headers, limits)?;
+    let status = parse_request(input, &mut headers, limits);
+    let mut slots = [const { MaybeUninit::uninit() }; 32];
+    assert_eq!(parse_request_uninit(input, &mut slots, limits), status, "uninit storage differs");
+    let status = status?;
     Ok(status.complete().map(|h| {
         assert!(h.len <= input.len(), "len beyond input");
         assert!(h.target.len() <= limits.max_target_bytes);

@@ -5,9 +5,11 @@
 //! - `parse-plaintext`, `parse-browser`, `parse-post`: a whole request head. peregrine's
 //!   `parse_request` (full strict validation, known-header identification) vs picohttpparser
 //!   (`phr_parse_request` through picohttpparser-sys, built with its default `-msse4`) vs
-//!   httparse `Request::parse`. All three are used the idiomatic way: a fresh 16-slot header
-//!   array per request (`[EMPTY_HEADER; 16]`, `[httparse::EMPTY_HEADER; 16]`,
-//!   `[phr_header::default(); 16]`).
+//!   httparse `Request::parse`. Each is set up the way its own documentation shows a caller
+//!   doing it, with a fresh 16-slot header array per request: peregrine and picohttpparser
+//!   leave it uninitialised (`parse_request_uninit`, which the server uses; pico's
+//!   `struct phr_header headers[N];`), httparse initialises it (`[httparse::EMPTY_HEADER; 16]`
+//!   as in its README).
 //! - `content-length-short` / `-long`: 65,536 values of 1-4 digits (random length) / 19 digits,
 //!   iterated inside the measured routine, each value through `black_box`;
 //!   `framing::parse_content_length` vs `str::from_utf8` + `parse::<u64>`, both inlined into the
@@ -23,8 +25,9 @@
 
 use criterion::{BenchmarkGroup, Criterion, Throughput};
 use peregrine::Method;
-use peregrine::http1::{EMPTY_HEADER, Limits, Status, framing, parse_request};
+use peregrine::http1::{Limits, Status, framing, parse_request_uninit};
 use std::hint::black_box;
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -62,8 +65,8 @@ Content-Length: 47\r\n\
 
 fn ours(req: &[u8]) -> usize {
     let limits = Limits::default();
-    let mut headers = [EMPTY_HEADER; 16];
-    match parse_request(black_box(req), &mut headers, &limits) {
+    let mut headers = [const { MaybeUninit::uninit() }; 16];
+    match parse_request_uninit(black_box(req), &mut headers, &limits) {
         Ok(Status::Complete(head)) => head.len + head.headers.len(),
         _ => 0,
     }
@@ -72,7 +75,7 @@ fn ours(req: &[u8]) -> usize {
 fn pico(req: &[u8]) -> usize {
     use picohttpparser_sys::{phr_header, phr_parse_request};
     let req = black_box(req);
-    let mut headers = [phr_header::default(); 16];
+    let mut headers = [const { MaybeUninit::<phr_header>::uninit() }; 16];
     let mut num_headers = headers.len();
     let mut method = std::ptr::null();
     let mut method_len = 0;
@@ -80,7 +83,8 @@ fn pico(req: &[u8]) -> usize {
     let mut path_len = 0;
     let mut minor = 0;
     // SAFETY: `req` is valid for `req.len()` bytes for the whole call; every out pointer points
-    // at a live local; `headers` has `num_headers` slots. picohttpparser only reads `req`.
+    // at a live local; `headers` has `num_headers` slots, which picohttpparser only writes
+    // (`MaybeUninit<T>` has `T`'s layout). picohttpparser only reads `req`.
     let n = unsafe {
         phr_parse_request(
             req.as_ptr().cast(),
@@ -90,7 +94,7 @@ fn pico(req: &[u8]) -> usize {
             &mut path,
             &mut path_len,
             &mut minor,
-            headers.as_mut_ptr(),
+            headers.as_mut_ptr().cast(),
             &mut num_headers,
             0,
         )
@@ -303,7 +307,47 @@ fn summary(group: &str, peer: &str, per: f64, since: SystemTime) {
     }
 }
 
+/// Profile mode for instruction counts (`valgrind --tool=callgrind`): with
+/// `HTTP1_PROFILE=<parser>:<request>:<iterations>` (parser `peregrine`, `picohttpparser` or
+/// `httparse`; request `plaintext`, `browser`, `post` or `tiny`) the binary only runs that parse in a
+/// loop and exits, so the count divided by the iterations is the cost of one call.
+fn profile(spec: &str) -> Option<()> {
+    let mut parts = spec.split(':');
+    let parse: fn(&[u8]) -> usize = match parts.next()? {
+        "peregrine" => ours,
+        "picohttpparser" => pico,
+        "httparse" => httparse_parse,
+        _ => return None,
+    };
+    let req = match parts.next()? {
+        "plaintext" => PLAINTEXT,
+        "browser" => BROWSER,
+        "post" => POST,
+        // The smallest head: the fixed cost of a call.
+        "tiny" => b"GET / HTTP/1.1\r\n\r\n",
+        _ => return None,
+    };
+    let n: usize = parts.next()?.parse().ok()?;
+    let mut acc = 0usize;
+    let start = cpu_time::thread_cpu_ns();
+    for _ in 0..n {
+        acc = acc.wrapping_add(parse(black_box(req)));
+    }
+    let ns = cpu_time::thread_cpu_ns().saturating_sub(start) as f64 / n.max(1) as f64;
+    println!("profile {spec}: {acc} ({ns:.2} ns per call, thread CPU time)");
+    Some(())
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("HTTP1_PROFILE") {
+        if profile(&spec).is_none() {
+            eprintln!(
+                "HTTP1_PROFILE=<peregrine|picohttpparser|httparse>:<plaintext|browser|post>:<n>"
+            );
+            std::process::exit(2);
+        }
+        return;
+    }
     let since = SystemTime::now() - Duration::from_secs(1);
     let mut c =
         Criterion::default().with_measurement(CpuTime).without_plots().configure_from_args();

@@ -3,6 +3,8 @@
 
 use crate::Method;
 
+pub(crate) mod slots;
+
 /// The outcome of a parse over input that may still be incomplete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status<T> {
@@ -146,28 +148,18 @@ impl KnownHeaders {
     }
 
     /// Records that header `index` has kind `id` (counts saturate at `u16::MAX`).
+    ///
+    /// Branch-free: one word of each table is updated with masks, so a request's mix of
+    /// kinds costs no jump table or mispredicted branch (`Other` updates nothing).
     #[inline(always)]
     pub fn record(&mut self, id: HeaderId, index: usize) {
-        #[inline(always)]
-        fn lane(first: &mut u64, count: &mut u64, shift: usize, index: usize) {
-            let c = (*count >> shift) & 0xffff;
-            if c == 0 {
-                *first |= (index as u64 & 0xffff) << shift;
-            }
-            if c < 0xffff {
-                *count += 1 << shift;
-            }
-        }
-        let k = id as usize;
-        let shift = (k % 4) * 16;
-        // Constant indices in every arm, so the words can stay in registers.
-        match k / 4 {
-            0 => lane(&mut self.first[0], &mut self.count[0], shift, index),
-            1 => lane(&mut self.first[1], &mut self.count[1], shift, index),
-            2 => lane(&mut self.first[2], &mut self.count[2], shift, index),
-            3 if k < KNOWN_HEADERS => lane(&mut self.first[3], &mut self.count[3], shift, index),
-            _ => {}
-        }
+        let k = id as usize % 16;
+        let (w, shift) = (k / 4, (k % 4) * 16);
+        let live = u64::from(k < KNOWN_HEADERS);
+        let c = (self.count[w] >> shift) & 0xffff;
+        let first = 0u64.wrapping_sub(live & u64::from(c == 0));
+        self.first[w] |= ((index as u64 & 0xffff) << shift) & first;
+        self.count[w] += (live & u64::from(c < 0xffff)) << shift;
     }
 
     /// Index of the first header of kind `id`, if present.

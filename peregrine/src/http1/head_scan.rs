@@ -6,7 +6,9 @@
 //! `Partial`, it only looks for the end of the head in the bytes it has not seen yet, and calls
 //! the validating parser again once the head is complete (or the size limit is reached).
 
+use super::parse::parse_request_uninit;
 use super::{Header, Limits, ParseError, RequestHead, Status, parse_request};
+use std::mem::MaybeUninit;
 
 /// Per-connection state that makes repeated parse attempts over a growing buffer linear.
 ///
@@ -76,11 +78,37 @@ impl HeadScanner {
         headers: &'h mut [Header<'b>],
         limits: &Limits,
     ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
+        self.attempt(buf, limits, |buf| parse_request(buf, headers, limits))
+    }
+
+    /// [`HeadScanner::parse`] into uninitialised header storage (see
+    /// [`parse_request_uninit`]).
+    ///
+    /// # Errors
+    /// As [`parse_request`].
+    pub fn parse_uninit<'b, 'h>(
+        &mut self,
+        buf: &'b [u8],
+        headers: &'h mut [MaybeUninit<Header<'b>>],
+        limits: &Limits,
+    ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
+        self.attempt(buf, limits, |buf| parse_request_uninit(buf, headers, limits))
+    }
+
+    /// One attempt: scan the new bytes if a head is pending, then `parse` if it may be
+    /// complete.
+    #[inline(always)]
+    fn attempt<'b, 'h>(
+        &mut self,
+        buf: &'b [u8],
+        limits: &Limits,
+        parse: impl FnOnce(&'b [u8]) -> Result<Status<RequestHead<'b, 'h>>, ParseError>,
+    ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
         if self.pending && !self.may_be_complete(buf, limits) {
             return Ok(Status::Partial);
         }
         self.work += buf.len().min(limits.max_head_bytes.saturating_add(1)) as u64;
-        let result = parse_request(buf, headers, limits);
+        let result = parse(buf);
         match result {
             Ok(Status::Partial) if !self.pending => {
                 self.pending = true;
@@ -178,6 +206,23 @@ mod tests {
         for step in [1, 2, 3, 7, 16, 64, req.len()] {
             assert_eq!(trickle(&req, step, &limits).0, Ok(req.len()), "step {step}");
         }
+    }
+
+    #[test]
+    fn uninit_storage_trickles_to_the_same_head() {
+        let req = big_head(5);
+        let limits = Limits::default();
+        let mut init = [EMPTY_HEADER; 16];
+        let want = parse_request(&req, &mut init, &limits).unwrap().complete().unwrap();
+        let mut scanner = HeadScanner::new();
+        for n in 1..req.len() {
+            let mut slots = [const { MaybeUninit::uninit() }; 16];
+            assert!(scanner.parse_uninit(&req[..n], &mut slots, &limits).unwrap().is_partial());
+        }
+        let mut slots = [const { MaybeUninit::uninit() }; 16];
+        let got = scanner.parse_uninit(&req, &mut slots, &limits).unwrap().complete().unwrap();
+        assert_eq!(got, want);
+        assert!(scanner.work() <= 2 * req.len() as u64 + 1, "{}", scanner.work());
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! the header loop are compiled with the kernel's target features and the kernel inlines into
 //! them.
 
+use super::head::slots::Slots;
 use super::simd::{self, Job, Kernel};
 use super::{
-    Header, HeaderId, KnownHeaders, Limits, ParseError, RequestHead, Status, TargetForm, Version,
+    Header, HeaderId, KNOWN_HEADERS, KnownHeaders, Limits, ParseError, RequestHead, Status,
+    TargetForm, Version,
 };
 use crate::Method;
+use std::mem::MaybeUninit;
 
 /// Parses a request head from the start of `buf`.
 ///
@@ -48,12 +51,42 @@ pub fn parse_request<'b, 'h>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    simd::dispatch(ParseJob { buf, headers, limits })
+    simd::dispatch(ParseJob { buf, slots: Slots::init(headers), limits })
+}
+
+/// [`parse_request`] into uninitialised header storage: the same parse, without first
+/// filling the array with placeholders (a fresh `[EMPTY_HEADER; 32]` is 1.25 KiB of stores
+/// per request). The parsed head's `headers` are the written prefix of `headers`.
+///
+/// # Examples
+/// ```
+/// use std::mem::MaybeUninit;
+/// use peregrine::http1::{parse_request_uninit, HeaderId, Limits, Status};
+///
+/// let mut headers = [const { MaybeUninit::uninit() }; 16];
+/// let buf = b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n";
+/// let Status::Complete(head) = parse_request_uninit(buf, &mut headers, &Limits::default())?
+/// else {
+///     unreachable!("the head is complete");
+/// };
+/// assert_eq!(head.headers.len(), 1);
+/// assert_eq!(head.known(HeaderId::Host).map(|h| h.value), Some(&b"a.example"[..]));
+/// # Ok::<(), peregrine::http1::ParseError>(())
+/// ```
+///
+/// # Errors
+/// As [`parse_request`].
+pub fn parse_request_uninit<'b, 'h>(
+    buf: &'b [u8],
+    headers: &'h mut [MaybeUninit<Header<'b>>],
+    limits: &Limits,
+) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
+    simd::dispatch(ParseJob { buf, slots: Slots::uninit(headers), limits })
 }
 
 struct ParseJob<'b, 'h, 'l> {
     buf: &'b [u8],
-    headers: &'h mut [Header<'b>],
+    slots: Slots<'b, 'h>,
     limits: &'l Limits,
 }
 
@@ -67,7 +100,7 @@ impl<'b, 'h> Job for ParseJob<'b, 'h, '_> {
         // truncated view keeps errors inside it precise; running out of it means too large.
         let over = self.buf.len() > limits.max_head_bytes;
         let buf = if over { &self.buf[..limits.max_head_bytes] } else { self.buf };
-        head(k, buf, self.headers, limits, over)
+        head(k, buf, self.slots.limit(limits.max_headers), limits, over)
     }
 }
 
@@ -86,13 +119,12 @@ enum Stop {
 fn head<'b, 'h, K: Kernel>(
     k: K,
     buf: &'b [u8],
-    headers: &'h mut [Header<'b>],
+    mut slots: Slots<'b, 'h>,
     limits: &Limits,
     over: bool,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    match parts(k, buf, headers, limits) {
-        Ok((line, (count, len, known))) => {
-            let headers: &'h [Header<'b>] = headers;
+    match parts(k, buf, &mut slots, limits) {
+        Ok((line, (len, known))) => {
             // One aggregate built from values in registers, written straight into the caller's
             // return slot. Building the head in memory during the parse and moving it out cost
             // store-forwarding stalls (see `KnownHeaders`).
@@ -102,7 +134,7 @@ fn head<'b, 'h, K: Kernel>(
                 target: line.target,
                 form: line.form,
                 version: line.version,
-                headers: headers.get(..count).unwrap_or_default(),
+                headers: slots.into_filled(),
                 known,
                 len,
             }))
@@ -130,9 +162,9 @@ struct Line<'b> {
 fn parts<'b, K: Kernel>(
     k: K,
     buf: &'b [u8],
-    headers: &mut [Header<'b>],
+    slots: &mut Slots<'b, '_>,
     limits: &Limits,
-) -> Result<(Line<'b>, (usize, usize, KnownHeaders)), Stop> {
+) -> Result<(Line<'b>, (usize, KnownHeaders)), Stop> {
     // RFC 9112 §2.2: "a server that is expecting to receive and parse a request-line SHOULD
     // ignore at least one empty line (CRLF) received prior to the request-line." We ignore
     // CRLF pairs (they count towards the head size); a bare LF or CR is still refused.
@@ -150,7 +182,7 @@ fn parts<'b, K: Kernel>(
         }
     }
     let (line, end) = request_line(k, buf, pos, limits)?;
-    Ok((line, fields(k, buf, end, headers, limits)?))
+    Ok((line, fields(k, buf, end, slots)?))
 }
 
 /// `request-line = method SP request-target SP HTTP-version CRLF` (RFC 9112 §3).
@@ -309,27 +341,28 @@ fn is_authority_form(t: &[u8]) -> bool {
     host_ok && !port.is_empty() && port.iter().all(u8::is_ascii_digit)
 }
 
-/// The header section: `*( field-line CRLF ) CRLF` (RFC 9112 §2.1, §5). Returns the number of
-/// fields, the identified ones, and the head length.
+/// The header section: `*( field-line CRLF ) CRLF` (RFC 9112 §2.1, §5), its fields pushed to
+/// `slots` (already limited to `max_headers`). Returns the head length and the identified
+/// fields.
 #[inline(always)]
 fn fields<'b, K: Kernel>(
     k: K,
     buf: &'b [u8],
     mut pos: usize,
-    headers: &mut [Header<'b>],
-    limits: &Limits,
-) -> Result<(usize, usize, KnownHeaders), Stop> {
-    let max = headers.len().min(limits.max_headers);
+    slots: &mut Slots<'b, '_>,
+) -> Result<(usize, KnownHeaders), Stop> {
     let mut known = KnownHeaders::EMPTY;
-    let mut n = 0;
     loop {
+        let n = slots.len();
         match buf.get(pos) {
+            // The usual case, first: a byte that can start a name (the scan below decides).
+            Some(&b) if b > b' ' => {}
             None => return Err(Stop::Partial),
             // The empty line that ends the head.
             Some(b'\r') => {
                 return match buf.get(pos + 1) {
                     None => Err(Stop::Partial),
-                    Some(b'\n') => Ok((n, pos + 2, known)),
+                    Some(b'\n') => Ok((pos + 2, known)),
                     Some(_) => Err(Stop::Fail(ParseError::BareCr)),
                 };
             }
@@ -343,49 +376,74 @@ fn fields<'b, K: Kernel>(
         }
         // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5)
         let (name, colon, end) = simd::header_line(k, buf, pos);
-        match buf.get(colon) {
-            None => return Err(Stop::Partial),
-            Some(b':') if colon > pos => {}
-            // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ...
-            // a server MUST reject ... with a response status code of 400".
-            Some(b' ' | b'\t') if colon > pos => {
-                return Err(Stop::Fail(ParseError::WhitespaceBeforeColon));
-            }
-            // An empty name, a non-token byte in the name, or a line without a colon
-            // (RFC 9110 §5.1: field-name = token).
-            Some(_) => return Err(Stop::Fail(ParseError::InvalidHeaderName)),
-        }
-        match buf.get(end) {
-            None => return Err(Stop::Partial),
-            Some(b'\r') => match buf.get(end + 1) {
-                None => return Err(Stop::Partial),
-                Some(b'\n') => {}
-                // RFC 9112 §2.2: a CR not followed by LF is invalid.
-                Some(_) => return Err(Stop::Fail(ParseError::BareCr)),
-            },
-            Some(b'\n') => return Err(Stop::Fail(ParseError::BareLf)),
-            // RFC 9110 §5.5: NUL, DEL and CTLs other than HTAB never appear in a value.
-            Some(_) => return Err(Stop::Fail(ParseError::InvalidHeaderValue)),
+        // The usual line in one test: a non-empty name ended by the colon, the value ended by
+        // CR LF. Anything else gets its precise verdict out of line.
+        let usual = colon > pos
+            && buf.get(colon) == Some(&b':')
+            && buf.get(end..end.wrapping_add(2)) == Some(&b"\r\n"[..]);
+        if !usual {
+            return Err(field_line_error(buf, pos, colon, end));
         }
         // RFC 9112 §5.1: OWS around the value is not part of it.
         // The bytes between the colon and CR are proven value bytes, so slice patterns trim
         // them without an index check per byte.
+        // Most values have exactly one SP before them and no OWS after: one test each, and
+        // the loops only when there is more.
         let mut value = buf.get(colon + 1..end).unwrap_or_default();
-        while let [b' ' | b'\t', rest @ ..] = value {
+        if let [b' ', rest @ ..] = value {
             value = rest;
         }
-        while let [rest @ .., b' ' | b'\t'] = value {
-            value = rest;
+        if matches!(value, [b' ' | b'\t', ..] | [.., b' ' | b'\t']) {
+            while let [b' ' | b'\t', rest @ ..] = value {
+                value = rest;
+            }
+            while let [rest @ .., b' ' | b'\t'] = value {
+                value = rest;
+            }
         }
-        // RFC 6585 §5 (431): too many fields.
-        let Some(slot) = headers.get_mut(n).filter(|_| n < max) else {
-            return Err(Stop::Fail(ParseError::TooManyHeaders));
-        };
         let id = identify(&buf[pos..], colon - pos);
-        *slot = Header { name, value, id };
-        known.record(id, n);
-        n += 1;
+        // RFC 6585 §5 (431): too many fields.
+        if !slots.push(Header { name, value, id }) {
+            return Err(Stop::Fail(ParseError::TooManyHeaders));
+        }
+        // Taken together with identification's own branches (most names leave it early as
+        // `Other`), so unknown names skip the bookkeeping.
+        if id != HeaderId::Other {
+            known.record(id, n);
+        }
         pos = end + 2;
+    }
+}
+
+/// Why the field line at `pos` is not a usual one (see [`fields`]), from the kernel's `colon`
+/// (the first non-`tchar`) and `end` (the first non-value byte after it).
+#[cold]
+#[inline(never)]
+fn field_line_error(buf: &[u8], pos: usize, colon: usize, end: usize) -> Stop {
+    match buf.get(colon) {
+        None => return Stop::Partial,
+        Some(b':') if colon > pos => {}
+        // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ...
+        // a server MUST reject ... with a response status code of 400".
+        Some(b' ' | b'\t') if colon > pos => {
+            return Stop::Fail(ParseError::WhitespaceBeforeColon);
+        }
+        // An empty name, a non-token byte in the name, or a line without a colon
+        // (RFC 9110 §5.1: field-name = token).
+        Some(_) => return Stop::Fail(ParseError::InvalidHeaderName),
+    }
+    match buf.get(end) {
+        None => Stop::Partial,
+        Some(b'\r') => match buf.get(end + 1) {
+            None => Stop::Partial,
+            // (Not reached: CR LF makes the line usual.)
+            Some(b'\n') => Stop::Fail(ParseError::InvalidHeaderValue),
+            // RFC 9112 §2.2: a CR not followed by LF is invalid.
+            Some(_) => Stop::Fail(ParseError::BareCr),
+        },
+        Some(b'\n') => Stop::Fail(ParseError::BareLf),
+        // RFC 9110 §5.5: NUL, DEL and CTLs other than HTAB never appear in a value.
+        Some(_) => Stop::Fail(ParseError::InvalidHeaderValue),
     }
 }
 
@@ -400,6 +458,11 @@ pub(crate) fn identify(line: &[u8], len: usize) -> HeaderId {
         return HeaderId::Other;
     };
     let first = name.first().map_or(0, |b| b | 0x20);
+    // Most names are not known ones; (first letter, length) pairs rule most of them out with
+    // one table lookup before the switch.
+    if len >= 32 || (MAY_BE_KNOWN[usize::from(first & 31)] >> len) & 1 == 0 {
+        return HeaderId::Other;
+    }
     match len {
         2 => is(line, b"te", HeaderId::Te),
         4 => is(line, b"host", HeaderId::Host),
@@ -421,6 +484,40 @@ pub(crate) fn identify(line: &[u8], len: usize) -> HeaderId {
         _ => HeaderId::Other,
     }
 }
+
+/// The known field names (the arms of [`identify`]).
+const KNOWN_NAMES: [&[u8]; KNOWN_HEADERS] = [
+    b"te",
+    b"host",
+    b"range",
+    b"expect",
+    b"upgrade",
+    b"trailer",
+    b"if-match",
+    b"if-range",
+    b"connection",
+    b"if-none-match",
+    b"content-length",
+    b"accept-encoding",
+    b"transfer-encoding",
+    b"if-modified-since",
+    b"if-unmodified-since",
+];
+
+/// Bit `len` of entry `first & 31` is set when a known name of `len` bytes starts with the
+/// (lowercased) byte `first`. A filter: other bytes share entries, which only lets more names
+/// through to the exact compare.
+static MAY_BE_KNOWN: [u32; 32] = {
+    let mut t = [0u32; 32];
+    let mut k = 0;
+    while k < KNOWN_NAMES.len() {
+        let name = KNOWN_NAMES[k];
+        assert!(name.len() < 32);
+        t[(name[0] & 31) as usize] |= 1 << name.len();
+        k += 1;
+    }
+    t
+};
 
 /// `id` if the first `lower.len()` bytes of `line` equal `lower` ignoring ASCII case.
 ///

@@ -1,13 +1,19 @@
 //! Table-driven tests: one row per rule, each naming its RFC section.
 
 use super::*;
-use crate::http1::{EMPTY_HEADER, parse_request};
+use crate::http1::{EMPTY_HEADER, parse_request, parse_request_uninit};
 
 type Outcome = Result<Option<usize>, ParseError>;
 
+/// Parses through both entry points (initialised and uninitialised header storage), which
+/// must agree on everything, and returns the outcome.
 fn run(input: &[u8], limits: &Limits) -> Outcome {
     let mut headers = [EMPTY_HEADER; 32];
-    parse_request(input, &mut headers, limits).map(|s| s.complete().map(|h| h.len))
+    let init = parse_request(input, &mut headers, limits);
+    let mut slots = [const { MaybeUninit::uninit() }; 32];
+    let uninit = parse_request_uninit(input, &mut slots, limits);
+    assert_eq!(init, uninit, "{:?}", String::from_utf8_lossy(input));
+    init.map(|s| s.complete().map(|h| h.len))
 }
 
 struct Reject {
@@ -492,6 +498,16 @@ fn accepts_and_borrows_every_part() {
             rfc: "9112 5.1 OWS trimmed; 9110 5.5 obs-text, HTAB",
         },
         Accept {
+            input: b"GET /x HTTP/1.1\r\nH:\tv\t\r\nI: \t v\r\nJ: v \r\nK: v\r\nL:  \r\n\r\n",
+            method: Method::Get,
+            token: "GET",
+            target: "/x",
+            form: Origin,
+            version: Http11,
+            headers: &[("H", b"v"), ("I", b"v"), ("J", b"v"), ("K", b"v"), ("L", b"")],
+            rfc: "9112 5.1 OWS trimmed: HTAB only, SP then HTAB, trailing SP, none, SPs only",
+        },
+        Accept {
             input: b"GET / HTTP/1.1\r\n!#$%&'*+-.^_`|~09azAZ: v\r\n\r\n",
             method: Method::Get,
             token: "GET",
@@ -513,6 +529,10 @@ fn accepts_and_borrows_every_part() {
             .unwrap_or_else(|e| panic!("RFC {}: {e}", c.rfc))
             .complete()
             .unwrap_or_else(|| panic!("RFC {}: partial", c.rfc));
+        // Uninitialised storage gives the same head, borrowing the same input.
+        let mut slots = [const { MaybeUninit::uninit() }; 8];
+        let same = parse_request_uninit(c.input, &mut slots, &Limits::default());
+        assert_eq!(same, Ok(Status::Complete(head)), "{}", c.rfc);
         assert_eq!(head.method, c.method, "{}", c.rfc);
         assert_eq!(head.method_token, c.token, "{}", c.rfc);
         assert_eq!(head.target, c.target, "{}", c.rfc);
@@ -610,4 +630,29 @@ fn known_headers_are_identified_in_the_same_pass() {
     assert_eq!(head.all(HeaderId::ContentLength).count(), 2);
     assert_eq!(head.known.count(HeaderId::TransferEncoding), 0);
     assert_eq!(head.headers[1].id, HeaderId::Other);
+}
+
+#[test]
+fn every_known_name_passes_the_filter_and_is_identified() {
+    // RFC 9110 §5.1: field names are case-insensitive. The `MAY_BE_KNOWN` filter must let
+    // every known name through in any case, and the names must cover every kind.
+    let mut kinds = Vec::new();
+    for name in KNOWN_NAMES {
+        for variant in [name.to_vec(), name.to_ascii_uppercase()] {
+            let mut line = variant.clone();
+            line.extend_from_slice(b": v\r\n\r\n");
+            let id = identify(&line, variant.len());
+            assert_ne!(id, HeaderId::Other, "{}", String::from_utf8_lossy(&variant));
+            kinds.push(id);
+        }
+    }
+    kinds.sort_by_key(|&id| id as u8);
+    kinds.dedup();
+    assert_eq!(kinds.len(), KNOWN_HEADERS);
+    // Same length and first letter as known names, but other names.
+    for other in [&b"accept"[..], b"user-agent", b"cookie", b"content-type", b"host2"] {
+        let mut line = other.to_vec();
+        line.extend_from_slice(b": v\r\n");
+        assert_eq!(identify(&line, other.len()), HeaderId::Other);
+    }
 }

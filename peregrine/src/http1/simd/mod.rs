@@ -389,6 +389,10 @@ impl<B: Block> Kernel for Vector<B> {
         // class masks confirm the answer (no non-`tchar` before the colon, no non-value byte
         // between it and the CR) off that dependency chain, behind a branch that predicts.
         // When they do not confirm it, the exact scan below decides.
+        // A line longer than the block whose first block is a clean name, colon and value
+        // start goes straight on to the value phase (the usual long line: a user agent, a
+        // cookie), so the name phase below does not load and classify that block again.
+        let mut resume = None;
         if B::DELIMS && start + B::W <= len {
             let chunk = &buf[start..start + B::W];
             // SAFETY: `chunk` holds exactly W bytes.
@@ -396,36 +400,47 @@ impl<B: Block> Kernel for Vector<B> {
                 unsafe { (self.0.name_value(chunk.as_ptr()), self.0.delims(chunk.as_ptr())) };
             if c != 0 {
                 let at = c.trailing_zeros() / B::S;
-                let r = r & !low_bits((at + 1) * B::S);
+                let after = !low_bits((at + 1) * B::S);
+                let name_ok = t & low_bits(at * B::S) == 0;
+                // The line's end is the block's first CR, found without waiting for the
+                // colon (a valid name holds no CR), which keeps the chain from one line to
+                // the next short; a CR before the colon fails `at < e`.
                 if r != 0 {
                     let e = r.trailing_zeros() / B::S;
-                    let name = low_bits(at * B::S);
-                    let value = low_bits(e * B::S) & !low_bits((at + 1) * B::S);
-                    if t & name == 0 && v & value == 0 {
+                    let value = low_bits(e * B::S) & after;
+                    if at < e && name_ok && v & value == 0 {
                         return (start + at as usize, start + e as usize);
                     }
+                } else if name_ok && v & after == 0 {
+                    resume = Some((start + at as usize, start + B::W));
                 }
             }
         }
-        let mut i = start;
-        // Name phase: the same loaded block answers for the value too, so a typical line
-        // ("Host: example.com\r\n") is settled by one load.
-        let colon = loop {
-            if i >= len {
-                return (len, len);
+        let (colon, mut i) = match resume {
+            Some(state) => state,
+            None => {
+                let mut i = start;
+                // Name phase: the same loaded block answers for the value too, so a typical
+                // line ("Host: example.com\r\n") is settled by one load.
+                let colon = loop {
+                    if i >= len {
+                        return (len, len);
+                    }
+                    let (t, v, n) = self.masks(buf, i);
+                    if t != 0 {
+                        let at = t.trailing_zeros() / B::S;
+                        let v = v & !low_bits((at + 1) * B::S);
+                        if v != 0 {
+                            return (i + at as usize, i + (v.trailing_zeros() / B::S) as usize);
+                        }
+                        let colon = i + at as usize;
+                        i += n;
+                        break colon;
+                    }
+                    i += n;
+                };
+                (colon, i)
             }
-            let (t, v, n) = self.masks(buf, i);
-            if t != 0 {
-                let at = t.trailing_zeros() / B::S;
-                let v = v & !low_bits((at + 1) * B::S);
-                if v != 0 {
-                    return (i + at as usize, i + (v.trailing_zeros() / B::S) as usize);
-                }
-                let colon = i + at as usize;
-                i += n;
-                break colon;
-            }
-            i += n;
         };
         // Value phase. Long values (cookies, user agents) take two blocks per step: half the
         // loop overhead, and the two loads are independent.
