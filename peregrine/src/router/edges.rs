@@ -29,7 +29,12 @@ pub(crate) const MAX_SLOTS: usize = 1 << START_BITS;
 const VACANT: u32 = u32::MAX;
 
 /// What a lookup reads at each node: 32 bytes, two to a cache line.
+///
+/// Aligned to its size, so that no node straddles two cache lines: the allocator aligns a
+/// large buffer to 16 bytes only, and half the nodes of a 16-mod-64 buffer would then cost two
+/// lines (their label in one, their links in the next).
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 pub(crate) struct Node {
     /// First 8 bytes of the label of the static edge into this node (zero-padded). For a
     /// parameter or catch-all node, unused.
