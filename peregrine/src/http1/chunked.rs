@@ -119,7 +119,8 @@ pub struct Decoded {
     /// Where bytes of the trailer section's field lines (CRLFs included, the final empty
     /// line excluded) sit in the input; empty when this call found none. The decoder has
     /// validated them with the header rules; a caller that keeps trailers collects these
-    /// bytes until `done` (at most `max_trailer_bytes` in all).
+    /// bytes until `done` (at most `max_trailer_bytes` in all). Bytes collected before an
+    /// error belong to a failed body: drop them.
     pub trailers: Range<usize>,
 }
 
