@@ -156,6 +156,10 @@ impl ConnIo {
         st.seq = st.seq.wrapping_add(1);
         st.framing = Framing::Done;
         st.waiting = false;
+        // Trailers nobody took, or bytes of a failed trailer section: an idle connection
+        // keeps no memory for them.
+        st.trailers = None;
+        st.trailer_bytes = Vec::new();
     }
 
     /// Whether the current body has been read to its end.
