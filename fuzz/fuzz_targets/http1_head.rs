@@ -53,8 +53,9 @@ fuzz_target!(|data: &[u8]| {
             break;
         }
         match verdict {
-            // Still waiting: after a first `Partial` the scanner defers errors until the head
-            // ends or the limit is reached, so the one-shot parse may have found one already.
+            // Still waiting: after a first `Partial` the scanner reports an error when the bad
+            // line ends (or the head, or the limit), so the one-shot parse may have found one
+            // inside an unfinished line already.
             None => assert!(!matches!(whole, Ok(Some(_))), "scanner partial, one-shot complete"),
             // An early verdict on a prefix must be an error the whole input also has, or a
             // head the whole input also starts with.

@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use support::{RawClient, app, get, spawn};
 
@@ -57,6 +57,21 @@ fn parse_errors_map_to_their_status_and_close() {
         assert!(!res.body.is_empty(), "{}: short reason body", case.name);
         assert!(c.closed_within(Duration::from_secs(3)), "{}", case.name);
     }
+}
+
+#[test]
+fn a_bad_line_in_a_slow_head_is_answered_at_once() {
+    // RFC 9112 §5.1 / RFC 9110 §5.1: the bad field line arrives in a later read and the head
+    // never ends; the 400 comes when the line does, not a 408 when the 5 s header timeout fires.
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"GET / HTTP/1.1\r\nHost: t\r\n");
+    std::thread::sleep(Duration::from_millis(50));
+    let start = Instant::now();
+    c.send(b"Bad(Name: x\r\n");
+    let res = c.response();
+    assert_eq!(res.status, 400);
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
 }
 
 #[test]

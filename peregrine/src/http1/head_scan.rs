@@ -5,7 +5,10 @@
 //! ask for. [`HeadScanner`] is the small per-connection state that prevents it: after a first
 //! `Partial`, it only looks for the end of the head in the bytes it has not seen yet, and calls
 //! the validating parser again once the head is complete (or the size limit is reached).
+//! Lines completed meanwhile are checked as they arrive (each once), so a client that sends a
+//! bad line and then stalls gets its 400 at once, not a 408 when the header timeout fires.
 
+use super::field_syntax::{is_tchar, is_value_ctl};
 use super::parse::parse_request_uninit;
 use super::{Header, Limits, ParseError, RequestHead, Status, parse_request};
 use std::mem::MaybeUninit;
@@ -68,7 +71,7 @@ impl HeadScanner {
     /// The first call parses directly (most heads arrive in one read). After a `Partial`, each
     /// call only scans the new bytes for the empty line ending the head, and parses again once
     /// it is there or `limits.max_head_bytes` is reached. Errors in an incomplete head are
-    /// therefore reported by the first call, or once the head completes.
+    /// reported by the first call, or by the call that receives the end of the bad line.
     ///
     /// # Errors
     /// As [`parse_request`].
@@ -104,8 +107,15 @@ impl HeadScanner {
         limits: &Limits,
         parse: impl FnOnce(&'b [u8]) -> Result<Status<RequestHead<'b, 'h>>, ParseError>,
     ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-        if self.pending && !self.may_be_complete(buf, limits) {
-            return Ok(Status::Partial);
+        if self.pending {
+            match self.may_be_complete(buf, limits) {
+                Ok(true) => {}
+                Ok(false) => return Ok(Status::Partial),
+                Err(e) => {
+                    self.reset();
+                    return Err(e);
+                }
+            }
         }
         self.work += buf.len().min(limits.max_head_bytes.saturating_add(1)) as u64;
         let result = parse(buf);
@@ -126,7 +136,12 @@ impl HeadScanner {
 
     /// Scans the bytes not seen yet for an empty line after the request line. Counts bare LF
     /// as a line end too, so a head using them completes and the parser reports `BareLf`.
-    fn may_be_complete(&mut self, buf: &[u8], limits: &Limits) -> bool {
+    ///
+    /// Each line that ends here is checked once: the request line by the parser itself (its
+    /// bytes only), a field line by a plain byte-class test. A line that fails is handed to
+    /// the parser with everything before it, and the parser's verdict is returned: the same
+    /// error the complete head would get, as the parser stops at the first bad line.
+    fn may_be_complete(&mut self, buf: &[u8], limits: &Limits) -> Result<bool, ParseError> {
         let limit = buf.len().min(limits.max_head_bytes);
         while self.scanned < limit {
             let from = self.scanned;
@@ -139,17 +154,49 @@ impl HeadScanner {
             self.work += (at + 1) as u64;
             self.scanned = lf + 1;
             let line = &buf[self.line_start..lf];
-            self.line_start = lf + 1;
+            let line_start = std::mem::replace(&mut self.line_start, lf + 1);
             if line.is_empty() || line == b"\r" {
                 if self.started {
-                    return true;
+                    return Ok(true);
                 }
-            } else {
+            } else if !self.started {
                 self.started = true;
+                // The request line: leading empty lines and the line itself, no fields yet.
+                self.work += (lf + 1 - line_start) as u64;
+                prefix_verdict(&buf[..=lf], 0, limits)?;
+            } else {
+                self.work += line.len() as u64;
+                if !plausible_field_line(line) {
+                    self.work += (lf + 1) as u64;
+                    prefix_verdict(&buf[..=lf], limits.max_headers, limits)?;
+                }
             }
         }
         // At the limit without the end: the parser reports the precise error or 431.
-        buf.len() > limits.max_head_bytes
+        Ok(buf.len() > limits.max_head_bytes)
+    }
+}
+
+/// Whether `line` (without its LF) has the shape of a valid field line: a token, a colon,
+/// value bytes, CR (RFC 9112 §5, RFC 9110 §5.1, §5.5). A line that fails may still be judged
+/// by the parser; one that passes has nothing the parser would refuse.
+fn plausible_field_line(line: &[u8]) -> bool {
+    let Some(line) = line.strip_suffix(b"\r") else {
+        return false;
+    };
+    let name = line.iter().position(|&b| !is_tchar(b)).unwrap_or(line.len());
+    name > 0 && line.get(name) == Some(&b':') && !line[name + 1..].iter().any(|&b| is_value_ctl(b))
+}
+
+/// The parser's verdict on `prefix`, a head cut after a complete line: its error, if any.
+/// `fields` is how many header slots the parse may need (storage is only allocated for a
+/// line already found suspicious, never on the way of a valid head).
+fn prefix_verdict(prefix: &[u8], fields: usize, limits: &Limits) -> Result<(), ParseError> {
+    let mut slots = Vec::new();
+    slots.resize_with(fields, MaybeUninit::uninit);
+    match parse_request_uninit(prefix, &mut slots, limits) {
+        Err(e) => Err(e),
+        Ok(_) => Ok(()),
     }
 }
 
@@ -193,8 +240,9 @@ mod tests {
             let n = req.len() as u64;
             let (len, work) = trickle(&req, 1, &limits);
             assert_eq!(len, Ok(req.len()));
-            // First parse (1 byte) + one scan over every byte + the final parse.
-            assert!(work <= 2 * n + 1, "{fields} fields: {work} bytes examined for {n}");
+            // First parse (1 byte) + one scan over every byte + one check of every line as it
+            // ends + the final parse.
+            assert!(work <= 3 * n + 1, "{fields} fields: {work} bytes examined for {n}");
             assert!(work < n * n / 8, "quadratic: {work} for {n}");
         }
     }
@@ -222,7 +270,7 @@ mod tests {
         let mut slots = [const { MaybeUninit::uninit() }; 16];
         let got = scanner.parse_uninit(&req, &mut slots, &limits).unwrap().complete().unwrap();
         assert_eq!(got, want);
-        assert!(scanner.work() <= 2 * req.len() as u64 + 1, "{}", scanner.work());
+        assert!(scanner.work() <= 3 * req.len() as u64 + 1, "{}", scanner.work());
     }
 
     #[test]
@@ -256,6 +304,101 @@ mod tests {
         ];
         for c in cases {
             assert_eq!(trickle(c.input, 1, &Limits::default()).0, Err(c.expect), "RFC {}", c.rfc);
+        }
+    }
+
+    /// A bad line is reported when its LF arrives, before the head ends, with the error the
+    /// complete head gets; valid lines never stop the scan.
+    #[test]
+    fn bad_lines_are_reported_as_they_end() {
+        struct Case {
+            /// Sent first, then the rest one byte at a time; the head never ends. A bad line
+            /// is the first line `rest` ends.
+            first: &'static [u8],
+            rest: &'static [u8],
+            expect: Option<ParseError>,
+            rfc: &'static str,
+        }
+        let cases = [
+            Case {
+                first: b"GET / HTTP/1.1\r\nHost: a\r\n",
+                rest: b"Bad(Name: x\r\nMore: y\r\n",
+                expect: Some(ParseError::InvalidHeaderName),
+                rfc: "9110 5.1",
+            },
+            Case {
+                first: b"GET / HTTP/1.1\r\n",
+                rest: b"Host : a\r\n",
+                expect: Some(ParseError::WhitespaceBeforeColon),
+                rfc: "9112 5.1",
+            },
+            Case {
+                first: b"GET / HTTP/1.1\r\nA: b\r\n",
+                rest: b" folded\r\n",
+                expect: Some(ParseError::ObsFold),
+                rfc: "9112 5.2",
+            },
+            Case {
+                first: b"GET / HTTP/1.1\r\n",
+                rest: b"A: \x01\r\n",
+                expect: Some(ParseError::InvalidHeaderValue),
+                rfc: "9110 5.5",
+            },
+            Case {
+                first: b"GET / HTTP/1.1\r\n",
+                rest: b"A: b\n",
+                expect: Some(ParseError::BareLf),
+                rfc: "9112 2.2",
+            },
+            Case {
+                first: b"GET",
+                rest: b" /a b HTTP/1.1\r\n",
+                expect: Some(ParseError::InvalidVersion),
+                rfc: "9112 3",
+            },
+            Case {
+                first: b"GET / ",
+                rest: b"HTTP/2.0\r\n",
+                expect: Some(ParseError::UnsupportedVersion),
+                rfc: "9112 2.3",
+            },
+            Case {
+                first: b"GET / HTTP/1.1\r\n",
+                rest: b"A: b\r\nC-D: \t\xff e \r\nX:\r\n",
+                expect: None,
+                rfc: "9110 5.5 (valid: obs-text, HTAB, empty value)",
+            },
+        ];
+        for c in cases {
+            let limits = Limits::default();
+            let mut scanner = HeadScanner::new();
+            let mut headers = [EMPTY_HEADER; 16];
+            assert!(scanner.parse(c.first, &mut headers, &limits).unwrap().is_partial());
+            let mut buf = c.first.to_vec();
+            let mut got = None;
+            for (i, &b) in c.rest.iter().enumerate() {
+                buf.push(b);
+                let mut headers = [EMPTY_HEADER; 16];
+                match scanner.parse(&buf, &mut headers, &limits) {
+                    Ok(Status::Partial) => {}
+                    Ok(Status::Complete(_)) => panic!("RFC {}: complete", c.rfc),
+                    Err(e) => {
+                        // At the LF that ends the bad line (the first line of `rest`).
+                        let lf = c.rest.iter().position(|&b| b == b'\n');
+                        assert_eq!(Some(i), lf, "RFC {}: at {i}", c.rfc);
+                        got = Some(e);
+                        break;
+                    }
+                }
+            }
+            assert_eq!(got, c.expect, "RFC {}", c.rfc);
+            if let Some(e) = c.expect {
+                // The complete head gets the same verdict.
+                let mut whole = buf.clone();
+                whole.extend_from_slice(b"\r\n");
+                let mut headers = [EMPTY_HEADER; 16];
+                assert_eq!(parse_request(&whole, &mut headers, &limits).err(), Some(e));
+            }
         }
     }
 
