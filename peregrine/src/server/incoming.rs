@@ -59,7 +59,8 @@ struct BodyState {
     /// trailers; bounded by the decoder's trailer limit).
     trailer_bytes: Vec<u8>,
     /// The trailer fields, once the chunked body has ended, until the handler takes them.
-    trailers: Option<HeaderMap>,
+    /// Boxed: every connection carries this slot, few requests fill it.
+    trailers: Option<Box<HeaderMap>>,
 }
 
 #[derive(Debug)]
@@ -250,7 +251,7 @@ impl ConnIo {
                         st.framing = Framing::Done;
                         if !st.trailer_bytes.is_empty() {
                             let bytes = std::mem::take(&mut st.trailer_bytes);
-                            st.trailers = Some(trailer_map(&bytes));
+                            st.trailers = Some(Box::new(trailer_map(&bytes)));
                         }
                     }
                     let consumed = decoded.consumed.min(buf.len());
@@ -343,7 +344,7 @@ impl Incoming {
         if st.seq != self.seq {
             return None;
         }
-        st.trailers.take()
+        st.trailers.take().map(|map| *map)
     }
 
     pub(crate) fn size_hint(&self) -> Option<u64> {
