@@ -2,6 +2,7 @@
 //! `uri-host` and `port` from RFC 3986 §3.2.2–§3.2.3, and the authority of an absolute-form
 //! target (RFC 9112 §3.2.2).
 
+use super::uri_syntax::{is_sub_delim, is_unreserved};
 use std::net::Ipv6Addr;
 
 /// A validated `uri-host [ ":" port ]`, split in two.
@@ -92,14 +93,6 @@ fn reg_name_end(v: &[u8]) -> Option<usize> {
             Some(_) => return None,
         }
     }
-}
-
-const fn is_unreserved(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
-}
-
-const fn is_sub_delim(b: u8) -> bool {
-    matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
 }
 
 /// The inside of `[...]`: an IPv6 address (std's parser is RFC 4291 text form) or

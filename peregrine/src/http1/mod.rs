@@ -19,6 +19,7 @@ mod host;
 mod limits;
 mod parse;
 mod simd;
+pub(crate) mod uri_syntax;
 
 pub use error::ParseError;
 pub use head::{

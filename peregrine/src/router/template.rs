@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use super::error::{InsertError, Malformed};
+use crate::http1::uri_syntax::{is_sub_delim, is_unreserved};
 
 /// The most segments a template may have. Bounds the depth of the tree, and with it the depth
 /// of the matcher's backtracking recursion.
@@ -127,26 +128,7 @@ fn is_name_byte(b: u8) -> bool {
 /// RFC 3986 §3.3: `pchar = unreserved / pct-encoded / sub-delims / ":" / "@"` (the `%` of
 /// pct-encoded is checked by the caller).
 fn is_pchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'-' | b'.'
-                | b'_'
-                | b'~'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'@'
-        )
+    is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@')
 }
 
 #[cfg(test)]

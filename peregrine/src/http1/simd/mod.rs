@@ -32,6 +32,8 @@ pub(crate) mod sse42;
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
 pub(crate) mod neon;
 
+use super::uri_syntax::{is_sub_delim, is_unreserved};
+
 /// Class bit: `tchar` (RFC 9110 §5.6.2).
 pub(crate) const TOKEN: u8 = 1;
 /// Class bit: allowed inside a field value: HTAB, SP, VCHAR, obs-text (RFC 9110 §5.5).
@@ -84,31 +86,9 @@ const fn is_value_byte(b: u8) -> bool {
 // absolute-path [ "?" query ]). Everything else — SP, CTLs, DEL, `"` `<` `>` `\` `^` `` ` ``
 // `{` `|` `}` and bytes >= 0x80 — is outside RFC 3986 and refused.
 const fn is_target_byte(b: u8) -> bool {
-    is_alpha_digit(b)
-        || matches!(
-            b,
-            b'-' | b'.'
-                | b'_'
-                | b'~'
-                | b':'
-                | b'/'
-                | b'?'
-                | b'['
-                | b']'
-                | b'@'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b'%'
-        )
+    is_unreserved(b)
+        || is_sub_delim(b)
+        || matches!(b, b':' | b'/' | b'?' | b'[' | b']' | b'@' | b'%')
 }
 
 const fn build_class() -> [u8; 256] {
