@@ -12,6 +12,8 @@ use std::fs::{File, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::router::percent::decode_into;
+
 /// Why a request path was refused before touching the file system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PathError {
@@ -66,7 +68,7 @@ pub(crate) fn decode(raw: &[u8], hide_dotfiles: bool) -> Result<DecodedPath, Pat
             rel.push(b'/');
         }
         let body = rel.len();
-        percent_decode_into(seg, &mut rel)?;
+        decode_into(seg, &mut rel).map_err(|_| PathError::BadRequest)?;
         let decoded = &rel[body..];
         if decoded == b"." || decoded == b".." {
             return Err(PathError::BadRequest);
@@ -86,35 +88,6 @@ pub(crate) fn decode(raw: &[u8], hide_dotfiles: bool) -> Result<DecodedPath, Pat
     // The raw path is visible ASCII (checked above), hence UTF-8.
     let last_raw = String::from_utf8_lossy(last_raw).into_owned();
     Ok(DecodedPath { rel, trailing_slash: raw.last() == Some(&b'/'), last_raw })
-}
-
-fn percent_decode_into(seg: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
-    let mut i = 0;
-    while i < seg.len() {
-        let b = seg[i];
-        if b == b'%' {
-            let hi = seg.get(i + 1).and_then(|&h| hex(h));
-            let lo = seg.get(i + 2).and_then(|&l| hex(l));
-            match (hi, lo) {
-                (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
-                _ => return Err(PathError::BadRequest),
-            }
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    Ok(())
-}
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
 }
 
 /// Why opening a file beneath the root failed.

@@ -124,7 +124,7 @@ mod edges;
 mod error;
 mod methods;
 mod params;
-mod percent;
+pub(crate) mod percent;
 mod segment;
 mod template;
 mod tree;

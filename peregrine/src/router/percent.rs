@@ -28,14 +28,22 @@ pub fn percent_decode(raw: &str) -> Result<Cow<'_, str>, DecodeError> {
     };
     let mut out = Vec::with_capacity(bytes.len());
     out.extend_from_slice(&bytes[..first]);
-    let mut i = first;
+    decode_into(&bytes[first..], &mut out)
+        .map_err(|at| DecodeError::InvalidPercent { at: first + at })?;
+    String::from_utf8(out).map(Cow::Owned).map_err(|_| DecodeError::InvalidUtf8)
+}
+
+/// Appends `bytes` to `out` with every `%XX` decoded (RFC 3986 §2.1); `Err` with the index of
+/// a `%` not followed by two hex digits. Shared with static-file path resolution.
+pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
+    let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
         if b == b'%' {
             let hi = bytes.get(i + 1).copied().and_then(hex);
             let lo = bytes.get(i + 2).copied().and_then(hex);
             let (Some(hi), Some(lo)) = (hi, lo) else {
-                return Err(DecodeError::InvalidPercent { at: i });
+                return Err(i);
             };
             out.push(hi << 4 | lo);
             i += 3;
@@ -44,7 +52,7 @@ pub fn percent_decode(raw: &str) -> Result<Cow<'_, str>, DecodeError> {
             i += 1;
         }
     }
-    String::from_utf8(out).map(Cow::Owned).map_err(|_| DecodeError::InvalidUtf8)
+    Ok(())
 }
 
 fn hex(b: u8) -> Option<u8> {
