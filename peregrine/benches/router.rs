@@ -22,7 +22,7 @@
 //! Run: `cargo bench --bench router`. The last lines are the summary, from criterion's medians.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
@@ -379,6 +379,8 @@ impl Paths {
 }
 
 const PEERS: [&str; 3] = ["peregrine", "matchit", "path-tree"];
+/// Not routers (see [`Floors`]); measured on the synthetic sets only.
+const FLOORS: [&str; 2] = ["floor-hashmap", "floor-line"];
 
 fn bench_scenario(c: &mut Criterion<CpuTime>, name: &str, routes: &[(String, String)]) -> usize {
     let r = build(routes);
@@ -407,6 +409,23 @@ fn bench_scenario(c: &mut Criterion<CpuTime>, name: &str, routes: &[(String, Str
             }
         })
     });
+    if name.starts_with("synthetic-") {
+        let floors = Floors::new(routes);
+        g.bench_function(FLOORS[0], |b| {
+            b.iter(|| {
+                for p in &paths {
+                    let _ = black_box(floors.map.get(black_box(p)));
+                }
+            })
+        });
+        g.bench_function(FLOORS[1], |b| {
+            b.iter(|| {
+                for p in &paths {
+                    let _ = black_box(floors.line.get(black_box(p)));
+                }
+            })
+        });
+    }
     g.finish();
     paths.len()
 }
@@ -427,6 +446,84 @@ fn median_ns(dir: &std::path::Path, group: &str, function: &str) -> Option<f64> 
     let text = std::fs::read_to_string(file).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json["median"]["point_estimate"].as_f64()
+}
+
+/// Floors, not routers: the concrete paths of a synthetic set as keys of a hash map, so that a
+/// lookup is one hash, one probe and one key compare, with no routing at all. What they cost at
+/// 32,768 keys against 64 is what the cache hierarchy alone charges for a table that size.
+struct Floors<'a> {
+    /// std's `HashMap` (SipHash), keys borrowed: the probe, then the key's bytes.
+    map: HashMap<&'a str, usize>,
+    /// The least a lookup can touch: its key inline in the slot it hashes to.
+    line: LineMap,
+}
+
+impl<'a> Floors<'a> {
+    fn new(routes: &'a [(String, String)]) -> Self {
+        let keys: Vec<&str> = routes.iter().map(|(_, p)| p.as_str()).collect();
+        let map = keys.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+        Floors { map, line: LineMap::new(&keys) }
+    }
+}
+
+/// The `floor-line` floor: concrete paths in an open-addressed table of 64-byte lines, each
+/// holding its key inline (up to 59 bytes), so a lookup is one hash and, at the home slot of a
+/// half-empty table, one cache line.
+struct LineMap {
+    lines: Vec<Line>,
+    mask: usize,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line {
+    len: u8,
+    value: u32,
+    key: [u8; 59],
+}
+
+/// One multiply per 8 bytes.
+fn word_hash(bytes: &[u8]) -> u64 {
+    bytes.chunks(8).fold(0u64, |h, chunk| {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    })
+}
+
+impl LineMap {
+    fn new(keys: &[&str]) -> Self {
+        let size = (keys.len() * 2).next_power_of_two();
+        let empty = Line { len: u8::MAX, value: 0, key: [0; 59] };
+        let mut lines = vec![empty; size];
+        for (value, k) in keys.iter().enumerate() {
+            let k = k.as_bytes();
+            assert!(k.len() <= 59, "key too long for the line floor");
+            let mut i = (word_hash(k) >> 32) as usize & (size - 1);
+            while lines[i].len != u8::MAX {
+                i = (i + 1) & (size - 1);
+            }
+            lines[i].len = k.len() as u8;
+            lines[i].value = value as u32;
+            lines[i].key[..k.len()].copy_from_slice(k);
+        }
+        LineMap { lines, mask: size - 1 }
+    }
+
+    fn get(&self, k: &str) -> Option<u32> {
+        let k = k.as_bytes();
+        let mut i = (word_hash(k) >> 32) as usize & self.mask;
+        loop {
+            let line = &self.lines[i];
+            if line.len == u8::MAX {
+                return None;
+            }
+            if usize::from(line.len) == k.len() && &line.key[..k.len()] == k {
+                return Some(line.value);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
 }
 
 /// `ROUTER_PROFILE=<scenario>:<router>:<passes>` runs only those lookups, without criterion,
@@ -468,12 +565,15 @@ fn profile(spec: &str) {
         .collect();
     let buffer = Paths::new(&order);
     let paths = buffer.slices();
+    let floors = Floors::new(&routes);
     let start = thread_cpu_ns();
     for _ in 0..passes {
         for p in &paths {
             match router {
                 "peregrine" => drop(black_box(r.peregrine.at(black_box(p)))),
                 "matchit" => drop(black_box(r.matchit.at(black_box(p)))),
+                "floor-hashmap" => drop(black_box(floors.map.get(black_box(p)))),
+                "floor-line" => drop(black_box(floors.line.get(black_box(p)))),
                 _ => drop(black_box(r.path_tree.find(black_box(p)))),
             }
         }
@@ -557,5 +657,25 @@ fn main() {
     }
     for m in &memory {
         println!("{m}");
+    }
+    // How cost grows from 64 to 32,768 routes, next to what a bare hash probe of the concrete
+    // paths pays for the same growth (issue 4's goal: within 2x).
+    let per = |name: &str, f: &str| {
+        let n = counts.iter().find(|(s, _)| s == name)?.1 as f64;
+        median_ns(&dir, name, f).map(|v| v / n)
+    };
+    let growth: Vec<String> = PEERS
+        .iter()
+        .chain(&FLOORS)
+        .filter_map(|f| {
+            let ratio = per("synthetic-32768", f)? / per("synthetic-64", f)?;
+            Some(format!("{f} {ratio:.2}x"))
+        })
+        .collect();
+    println!("growth synthetic-64 to synthetic-32768: {}", growth.join(", "));
+    for name in ["synthetic-64", "synthetic-32768"] {
+        let floors: Vec<String> =
+            FLOORS.iter().filter_map(|f| Some(format!("{f} {:.1} ns", per(name, f)?))).collect();
+        println!("floor {name}: {}", floors.join(", "));
     }
 }
