@@ -370,14 +370,16 @@ fn fields<'b, K: Kernel>(
         // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5)
         // The usual line is settled by the kernel in one step; anything else (the empty line
         // ending the head, an error, an incomplete line) gets its verdict out of line.
-        let (name, raw_value, next) = match simd::field_line(k, buf, pos) {
+        let (name, line, raw_value, next) = match simd::field_line(k, buf, pos) {
             Some(line) => line,
             // The empty line that ends the head.
             None if buf.get(pos..pos.wrapping_add(2)) == Some(&b"\r\n"[..]) => {
                 return Ok((pos + 2, known));
             }
             None => match unusual_line(k, buf, pos, n) {
-                Ok(Some(line)) => line,
+                Ok(Some((name, value, next))) => {
+                    (name, buf.get(pos..).unwrap_or_default(), value, next)
+                }
                 Ok(None) => return Ok((pos + 2, known)),
                 Err(stop) => return Err(stop),
             },
@@ -400,7 +402,7 @@ fn fields<'b, K: Kernel>(
                 value = rest;
             }
         }
-        let id = identify(buf.get(pos..).unwrap_or_default(), name.len());
+        let id = identify(line, name.len());
         // RFC 6585 §5 (431): too many fields.
         if !slots.push(Header { name, value, id }) {
             return Err(Stop::Fail(ParseError::TooManyHeaders));

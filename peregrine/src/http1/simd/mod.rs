@@ -229,6 +229,9 @@ pub(crate) trait Kernel: Copy + sealed::Sealed {
 pub(crate) struct FieldLine<'a> {
     /// The field name: one or more `tchar`s.
     pub(crate) name: &'a [u8],
+    /// Bytes from the name's start on (at least the name; in the block paths the whole
+    /// block), for loading the name in whole words.
+    pub(crate) line: &'a [u8],
     /// The bytes between the colon and the CR: value bytes, OWS not yet trimmed.
     pub(crate) value: &'a [u8],
     /// The index just after the line's CR LF.
@@ -244,7 +247,9 @@ fn usual_line(buf: &[u8], start: usize, colon: usize, end: usize) -> Option<Fiel
     if !usual {
         return None;
     }
-    Some(FieldLine { name: buf.get(start..colon)?, value: buf.get(colon + 1..end)?, next: end + 2 })
+    let line = buf.get(start..)?;
+    let name = line.get(..colon - start)?;
+    Some(FieldLine { name, line, value: buf.get(colon + 1..end)?, next: end + 2 })
 }
 
 /// Work to run with the kernel chosen for this machine, monomorphised per kernel so the whole
@@ -299,9 +304,9 @@ pub(crate) fn field_line<K: Kernel>(
     k: K,
     buf: &[u8],
     start: usize,
-) -> Option<(&str, &[u8], usize)> {
+) -> Option<(&str, &[u8], &[u8], usize)> {
     let line = k.field_line(buf, start)?;
-    Some((ascii_str(line.name), line.value, line.next))
+    Some((ascii_str(line.name), line.line, line.value, line.next))
 }
 
 /// A fixed-width vector classifier; [`Vector`] turns it into a [`Kernel`].
@@ -418,7 +423,8 @@ impl<B: Block> Kernel for Vector<B> {
             // load: the head's last field line is usually that close to its end).
             let answer = if start + B::W <= len {
                 self.block_line(buf, start, start)
-            } else if len >= B::W && start < len {
+            } else if len >= B::W && buf.get(start).is_some_and(|&b| b > b' ') {
+                // (The empty line ending the head is left to the caller at once.)
                 self.block_line(buf, start, len - B::W)
             } else {
                 None
@@ -427,8 +433,8 @@ impl<B: Block> Kernel for Vector<B> {
                 return answer;
             }
         }
-        // A usual line starts with a `tchar`; this keeps the empty line ending the head (and
-        // obs-fold) away from a full scan.
+        // A usual line starts with a `tchar`: the empty line ending the head goes back to the
+        // caller at once.
         if buf.get(start).is_none_or(|&b| b <= b' ') {
             return None;
         }
@@ -539,9 +545,10 @@ impl<B: Block> Vector<B> {
             let e = (r.trailing_zeros() / B::S) as usize;
             let bad = name_bad | (v & below(e as u32 * B::S));
             if bad == 0 && buf.get(base + e + 1) == Some(&b'\n') {
-                let name = chunk.get(skip..at)?;
+                let line = chunk.get(skip..)?;
+                let name = line.get(..at - skip)?;
                 let value = chunk.get(at + 1..e)?;
-                return Some(Some(FieldLine { name, value, next: base + e + 2 }));
+                return Some(Some(FieldLine { name, line, value, next: base + e + 2 }));
             }
         } else if c != 0 && name_bad == 0 && v == 0 {
             // A clean name, colon and value start in a block without CR: the usual long line
