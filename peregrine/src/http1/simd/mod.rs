@@ -553,8 +553,15 @@ impl<B: Block> Vector<B> {
         } else if c != 0 && name_bad == 0 && v == 0 {
             // A clean name, colon and value start in a block without CR: the usual long line
             // (a user agent, a cookie); only its value's end is left to find.
+            // The name and the colon are proven; the line is usual when that end is CR LF.
             let end = self.value_end(buf, base + B::W);
-            return Some(usual_line(buf, start, base + at, end));
+            if buf.get(end..end.wrapping_add(2)) != Some(&b"\r\n"[..]) {
+                return Some(None);
+            }
+            let line = chunk.get(skip..)?;
+            let name = line.get(..at - skip)?;
+            let value = buf.get(base + at + 1..end)?;
+            return Some(Some(FieldLine { name, line, value, next: end + 2 }));
         }
         None
     }
