@@ -120,11 +120,11 @@ pub const EMPTY_HEADER: Header<'static> = Header { name: "", value: b"", id: Hea
 
 /// Where the identified headers sit in the header list: the first index and how many there are.
 ///
-/// Two arrays of sixteen `u16` lanes, one lane per kind. Recording updates every lane with
-/// masks rather than storing into one: with AVX2 that is a few operations on two vector
-/// registers. Storing one lane in memory and then copying the whole table into the parsed head
-/// made the copy's wide loads wait for the narrow stores to leave the store buffer
-/// (store-to-load forwarding cannot merge them): ~20 ns on a 12-field head.
+/// Two arrays of sixteen `u16` lanes, one lane per kind. The parser records through its
+/// scanning kernel (`simd::Kernel::record_known`), which with AVX2 updates each array as one
+/// 32-byte vector: storing one `u16` lane and then copying the whole table into the parsed
+/// head made the copy's wide loads wait for the narrow stores to leave the store buffer
+/// (store-to-load forwarding cannot merge them), ~6 ns per parse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KnownHeaders {
     first: [u16; 16],
@@ -147,20 +147,22 @@ impl KnownHeaders {
     /// records nothing).
     #[inline(always)]
     pub fn record(&mut self, id: HeaderId, index: usize) {
-        // `Other` (and anything past the kinds) matches no lane.
-        let k = id as usize;
-        let k = if k < KNOWN_HEADERS { k } else { usize::MAX };
-        let index = index as u16;
-        let (mut first, mut count) = (self.first, self.count);
-        // Every lane, branch-free and alike, so the compiler keeps each array in one vector
-        // register. A lane's `first` is 0 until its first record, so OR sets it.
-        for lane in 0..16 {
-            let hit = u16::from(lane == k);
-            let fresh = hit & u16::from(count[lane] == 0);
-            first[lane] |= index & fresh.wrapping_neg();
-            count[lane] = count[lane].saturating_add(hit);
+        let k = id as usize % 16;
+        if k >= KNOWN_HEADERS {
+            return;
         }
-        (self.first, self.count) = (first, count);
+        let c = self.count[k];
+        if c == 0 {
+            self.first[k] = index as u16;
+        }
+        self.count[k] = c.saturating_add(1);
+    }
+
+    /// The lanes (`first`, `count`; lane `k` is kind `k`), for a scanning kernel that
+    /// records with vector operations (see `simd::Kernel::record_known`).
+    #[inline(always)]
+    pub(crate) fn lanes_mut(&mut self) -> (&mut [u16; 16], &mut [u16; 16]) {
+        (&mut self.first, &mut self.count)
     }
 
     /// Index of the first header of kind `id`, if present.

@@ -410,7 +410,7 @@ fn fields<'b, K: Kernel>(
         // Taken together with identification's own branches (most names leave it early as
         // `Other`), so unknown names skip the bookkeeping.
         if id != HeaderId::Other {
-            known.record(id, n);
+            k.record_known(&mut known, id, n);
         }
         pos = next;
     }

@@ -33,6 +33,7 @@ pub(crate) mod sse42;
 pub(crate) mod neon;
 
 use super::uri_syntax::{is_sub_delim, is_unreserved};
+use super::{HeaderId, KNOWN_HEADERS, KnownHeaders};
 
 /// Class bit: `tchar` (RFC 9110 §5.6.2).
 pub(crate) const TOKEN: u8 = 1;
@@ -213,6 +214,13 @@ pub(crate) trait Kernel: Copy + sealed::Sealed {
     /// after `start` (or `buf.len()`), and `e` is the first non-value byte after `c` (or
     /// `buf.len()`; also `buf.len()` when `c == buf.len()`).
     fn line(self, buf: &[u8], start: usize) -> (usize, usize);
+    /// Records header `index` as kind `id` in `known`: the same as [`KnownHeaders::record`],
+    /// with vector operations where the kernel has them (the table stays whole-width in
+    /// memory, so copying it into the parsed head never waits on narrow stores).
+    #[inline(always)]
+    fn record_known(self, known: &mut KnownHeaders, id: HeaderId, index: usize) {
+        known.record(id, index);
+    }
     /// For a header line starting at `start`: `Some(line)` exactly when the line is a usual
     /// one: a non-empty run of `tchar`s, `:`, value bytes, CR LF. `None` for anything else (an
     /// error, an incomplete line, the empty line ending the head), which [`Kernel::line`] and
@@ -326,6 +334,18 @@ pub(crate) trait Block: Copy {
     /// # Safety
     /// `ptr` must point at `W` readable bytes.
     unsafe fn target(self, ptr: *const u8) -> u64;
+    /// [`Kernel::record_known`] on the lanes: lane `k` (`k < 15`) of `count` is incremented
+    /// (saturating) and, if it was 0, lane `k` of `first` set to `index`.
+    #[inline(always)]
+    fn record_known(self, first: &mut [u16; 16], count: &mut [u16; 16], k: u16, index: u16) {
+        let k = usize::from(k);
+        if let (Some(f), Some(c)) = (first.get_mut(k), count.get_mut(k)) {
+            if *c == 0 {
+                *f = index;
+            }
+            *c = c.saturating_add(1);
+        }
+    }
     /// Whether [`Block::delims`] is implemented (the header-line fast path).
     const DELIMS: bool = false;
     /// Masks over `W` bytes at `ptr`: bit(s) of byte `i` set when it is `:` (first) and when it
@@ -372,6 +392,15 @@ impl<B: Block> Vector<B> {
 }
 
 impl<B: Block> Kernel for Vector<B> {
+    #[inline(always)]
+    fn record_known(self, known: &mut KnownHeaders, id: HeaderId, index: usize) {
+        let k = id as usize;
+        if k < KNOWN_HEADERS {
+            let (first, count) = known.lanes_mut();
+            self.0.record_known(first, count, k as u16, index as u16);
+        }
+    }
+
     #[inline(always)]
     fn non_token(self, buf: &[u8], start: usize) -> usize {
         if buf.len() < B::W {

@@ -274,3 +274,56 @@ fn random_field_lines_match_the_table() {
         }
     });
 }
+
+#[test]
+fn record_known_matches_the_table_record() {
+    // Every kernel's vector bookkeeping against `KnownHeaders::record`: random kinds
+    // (`Other` included) at random indices, with counts driven to saturation in one kind.
+    fn check<K: Kernel>(name: &str, k: K) {
+        const KINDS: [HeaderId; 16] = [
+            HeaderId::Host,
+            HeaderId::ContentLength,
+            HeaderId::TransferEncoding,
+            HeaderId::Connection,
+            HeaderId::Expect,
+            HeaderId::Upgrade,
+            HeaderId::Te,
+            HeaderId::Trailer,
+            HeaderId::AcceptEncoding,
+            HeaderId::Range,
+            HeaderId::IfRange,
+            HeaderId::IfMatch,
+            HeaderId::IfNoneMatch,
+            HeaderId::IfModifiedSince,
+            HeaderId::IfUnmodifiedSince,
+            HeaderId::Other,
+        ];
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        for round in 0..200 {
+            let (mut ours, mut want) = (KnownHeaders::EMPTY, KnownHeaders::EMPTY);
+            let steps = if round == 0 { 70_000 } else { 40 };
+            for i in 0..steps {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let id = if round == 0 { HeaderId::Te } else { KINDS[(x % 16) as usize] };
+                let index = if round == 1 { 70_000 + i } else { (x >> 8) as usize % 100 };
+                k.record_known(&mut ours, id, index);
+                want.record(id, index);
+            }
+            assert_eq!(ours, want, "{name}: round {round}");
+        }
+    }
+    check("scalar", Scalar);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(k) = sse42::Sse42::detect() {
+            check("sse42", Vector(k));
+        }
+        if let Some(k) = avx2::Avx2::detect() {
+            check("avx2", Vector(k));
+        }
+    }
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    check("neon", Vector(neon::Neon::new()));
+}
