@@ -416,6 +416,10 @@ fn fields<'b, K: Kernel>(
     }
 }
 
+/// A usual field line: its name, its value with OWS not yet trimmed, and where the next line
+/// starts.
+type UsualLine<'b> = (&'b str, &'b [u8], usize);
+
 /// The line at `pos` when [`Kernel::field_line`] did not settle it: `Ok(None)` for the empty
 /// line ending the head, `Ok(Some(line))` for a usual field line, else why it stops.
 #[inline(never)]
@@ -424,7 +428,7 @@ fn unusual_line<K: Kernel>(
     buf: &[u8],
     pos: usize,
     n: usize,
-) -> Result<Option<(&str, &[u8], usize)>, Stop> {
+) -> Result<Option<UsualLine<'_>>, Stop> {
     match buf.get(pos) {
         None => return Err(Stop::Partial),
         // The empty line that ends the head.
