@@ -120,14 +120,15 @@ pub const EMPTY_HEADER: Header<'static> = Header { name: "", value: b"", id: Hea
 
 /// Where the identified headers sit in the header list: the first index and how many there are.
 ///
-/// Stored packed, four 16-bit lanes per word (lane `k % 4` of word `k / 4` is header kind
-/// `k`), so the parser keeps the whole table in registers while it runs and writes it out
-/// once: recording into an in-memory array and moving it out with the head cost a
-/// store-forwarding stall of ~17 ns per request (plaintext bench).
+/// Two arrays of sixteen `u16` lanes, one lane per kind. The parser records through its
+/// scanning kernel (`simd::Kernel::record_known`), which with AVX2 updates each array as one
+/// 32-byte vector: storing one `u16` lane and then copying the whole table into the parsed
+/// head made the copy's wide loads wait for the narrow stores to leave the store buffer
+/// (store-to-load forwarding cannot merge them), ~6 ns per parse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KnownHeaders {
-    first: [u64; 4],
-    count: [u64; 4],
+    first: [u16; 16],
+    count: [u16; 16],
 }
 
 impl Default for KnownHeaders {
@@ -136,45 +137,46 @@ impl Default for KnownHeaders {
     }
 }
 
-const _: () = assert!(KNOWN_HEADERS <= 16, "four lanes in each of four words");
+const _: () = assert!(KNOWN_HEADERS < 16, "one array entry per kind, `Other` left out");
 
 impl KnownHeaders {
     /// No header identified (the same as `default()`, usable in constants).
-    pub const EMPTY: KnownHeaders = KnownHeaders { first: [0; 4], count: [0; 4] };
+    pub const EMPTY: KnownHeaders = KnownHeaders { first: [0; 16], count: [0; 16] };
 
-    #[inline(always)]
-    fn lane(words: &[u64; 4], k: usize) -> u16 {
-        (words[k / 4] >> ((k % 4) * 16)) as u16
-    }
-
-    /// Records that header `index` has kind `id` (counts saturate at `u16::MAX`).
-    ///
-    /// Branch-free: one word of each table is updated with masks, so a request's mix of
-    /// kinds costs no jump table or mispredicted branch (`Other` updates nothing).
+    /// Records that header `index` has kind `id` (counts saturate at `u16::MAX`; `Other`
+    /// records nothing).
     #[inline(always)]
     pub fn record(&mut self, id: HeaderId, index: usize) {
         let k = id as usize % 16;
-        let (w, shift) = (k / 4, (k % 4) * 16);
-        let live = u64::from(k < KNOWN_HEADERS);
-        let c = (self.count[w] >> shift) & 0xffff;
-        let first = 0u64.wrapping_sub(live & u64::from(c == 0));
-        self.first[w] |= ((index as u64 & 0xffff) << shift) & first;
-        self.count[w] += (live & u64::from(c < 0xffff)) << shift;
+        if k >= KNOWN_HEADERS {
+            return;
+        }
+        let c = self.count[k];
+        if c == 0 {
+            self.first[k] = index as u16;
+        }
+        self.count[k] = c.saturating_add(1);
+    }
+
+    /// The lanes (`first`, `count`; lane `k` is kind `k`), for a scanning kernel that
+    /// records with vector operations (see `simd::Kernel::record_known`).
+    #[inline(always)]
+    pub(crate) fn lanes_mut(&mut self) -> (&mut [u16; 16], &mut [u16; 16]) {
+        (&mut self.first, &mut self.count)
     }
 
     /// Index of the first header of kind `id`, if present.
     #[inline]
     pub fn first(&self, id: HeaderId) -> Option<usize> {
-        let k = id as usize;
-        (k < KNOWN_HEADERS && Self::lane(&self.count, k) > 0)
-            .then(|| usize::from(Self::lane(&self.first, k)))
+        let k = id as usize % 16;
+        (k < KNOWN_HEADERS && self.count[k] > 0).then(|| usize::from(self.first[k]))
     }
 
     /// How many headers of kind `id` were seen (0 for `Other`).
     #[inline]
     pub fn count(&self, id: HeaderId) -> usize {
-        let k = id as usize;
-        if k < KNOWN_HEADERS { usize::from(Self::lane(&self.count, k)) } else { 0 }
+        let k = id as usize % 16;
+        if k < KNOWN_HEADERS { usize::from(self.count[k]) } else { 0 }
     }
 }
 

@@ -218,6 +218,19 @@ fn request_line<'b, K: Kernel>(
     if te - ts > limits.max_target_bytes {
         return Err(Stop::Fail(ParseError::TargetTooLong));
     }
+
+    // The usual ending in one compare: SP "HTTP/1.1" CRLF, then origin-form.
+    if buf.get(te..te + 11) == Some(&b" HTTP/1.1\r\n"[..])
+        && te > ts
+        && method != Method::Connect
+        && target.as_bytes().first() == Some(&b'/')
+    {
+        let version = Version::Http11;
+        return Ok((
+            Line { method, method_token, target, form: TargetForm::Origin, version },
+            te + 11,
+        ));
+    }
     match buf.get(te) {
         None => return Err(Stop::Partial),
         Some(b' ') if te > ts => {}
@@ -354,46 +367,34 @@ fn fields<'b, K: Kernel>(
     let mut known = KnownHeaders::EMPTY;
     loop {
         let n = slots.len();
-        match buf.get(pos) {
-            // The usual case, first: a byte that can start a name (the scan below decides).
-            Some(&b) if b > b' ' => {}
-            None => return Err(Stop::Partial),
-            // The empty line that ends the head.
-            Some(b'\r') => {
-                return match buf.get(pos + 1) {
-                    None => Err(Stop::Partial),
-                    Some(b'\n') => Ok((pos + 2, known)),
-                    Some(_) => Err(Stop::Fail(ParseError::BareCr)),
-                };
-            }
-            Some(b'\n') => return Err(Stop::Fail(ParseError::BareLf)),
-            // RFC 9112 §5.2: obs-fold (a line starting with SP or HTAB continuing the previous
-            // field) is refused. Before the first field it is whitespace after the start-line,
-            // which §2.2 also says to reject.
-            Some(b' ' | b'\t') if n == 0 => return Err(Stop::Fail(ParseError::InvalidHeaderName)),
-            Some(b' ' | b'\t') => return Err(Stop::Fail(ParseError::ObsFold)),
-            Some(_) => {}
-        }
         // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5)
-        let (name, colon, end) = simd::header_line(k, buf, pos);
-        // The usual line in one test: a non-empty name ended by the colon, the value ended by
-        // CR LF. Anything else gets its precise verdict out of line.
-        let usual = colon > pos
-            && buf.get(colon) == Some(&b':')
-            && buf.get(end..end.wrapping_add(2)) == Some(&b"\r\n"[..]);
-        if !usual {
-            return Err(field_line_error(buf, pos, colon, end));
-        }
+        // The usual line is settled by the kernel in one step; anything else (the empty line
+        // ending the head, an error, an incomplete line) gets its verdict out of line.
+        let (name, line, raw_value, next) = match simd::field_line(k, buf, pos) {
+            Some(line) => line,
+            // The empty line that ends the head.
+            None if buf.get(pos..pos.wrapping_add(2)) == Some(&b"\r\n"[..]) => {
+                return Ok((pos + 2, known));
+            }
+            None => match unusual_line(k, buf, pos, n) {
+                Ok(Some((name, value, next))) => {
+                    (name, buf.get(pos..).unwrap_or_default(), value, next)
+                }
+                Ok(None) => return Ok((pos + 2, known)),
+                Err(stop) => return Err(stop),
+            },
+        };
         // RFC 9112 §5.1: OWS around the value is not part of it.
         // The bytes between the colon and CR are proven value bytes, so slice patterns trim
         // them without an index check per byte.
         // Most values have exactly one SP before them and no OWS after: one test each, and
         // the loops only when there is more.
-        let mut value = buf.get(colon + 1..end).unwrap_or_default();
+        let mut value = raw_value;
         if let [b' ', rest @ ..] = value {
             value = rest;
         }
-        if matches!(value, [b' ' | b'\t', ..] | [.., b' ' | b'\t']) {
+        // Among value bytes only SP and HTAB are <= SP.
+        if value.first().is_some_and(|&b| b <= b' ') || value.last().is_some_and(|&b| b <= b' ') {
             while let [b' ' | b'\t', rest @ ..] = value {
                 value = rest;
             }
@@ -401,7 +402,7 @@ fn fields<'b, K: Kernel>(
                 value = rest;
             }
         }
-        let id = identify(&buf[pos..], colon - pos);
+        let id = identify(line, name.len());
         // RFC 6585 §5 (431): too many fields.
         if !slots.push(Header { name, value, id }) {
             return Err(Stop::Fail(ParseError::TooManyHeaders));
@@ -409,9 +410,51 @@ fn fields<'b, K: Kernel>(
         // Taken together with identification's own branches (most names leave it early as
         // `Other`), so unknown names skip the bookkeeping.
         if id != HeaderId::Other {
-            known.record(id, n);
+            k.record_known(&mut known, id, n);
         }
-        pos = end + 2;
+        pos = next;
+    }
+}
+
+/// A usual field line: its name, its value with OWS not yet trimmed, and where the next line
+/// starts.
+type UsualLine<'b> = (&'b str, &'b [u8], usize);
+
+/// The line at `pos` when [`Kernel::field_line`] did not settle it: `Ok(None)` for the empty
+/// line ending the head, `Ok(Some(line))` for a usual field line, else why it stops.
+#[inline(never)]
+fn unusual_line<K: Kernel>(
+    k: K,
+    buf: &[u8],
+    pos: usize,
+    n: usize,
+) -> Result<Option<UsualLine<'_>>, Stop> {
+    match buf.get(pos) {
+        None => return Err(Stop::Partial),
+        // The empty line that ends the head.
+        Some(b'\r') => {
+            return match buf.get(pos + 1) {
+                None => Err(Stop::Partial),
+                Some(b'\n') => Ok(None),
+                Some(_) => Err(Stop::Fail(ParseError::BareCr)),
+            };
+        }
+        Some(b'\n') => return Err(Stop::Fail(ParseError::BareLf)),
+        // RFC 9112 §5.2: obs-fold (a line starting with SP or HTAB continuing the previous
+        // field) is refused. Before the first field it is whitespace after the start-line,
+        // which §2.2 also says to reject.
+        Some(b' ' | b'\t') if n == 0 => return Err(Stop::Fail(ParseError::InvalidHeaderName)),
+        Some(b' ' | b'\t') => return Err(Stop::Fail(ParseError::ObsFold)),
+        Some(_) => {}
+    }
+    let (name, colon, end) = simd::header_line(k, buf, pos);
+    let usual = colon > pos
+        && buf.get(colon) == Some(&b':')
+        && buf.get(end..end.wrapping_add(2)) == Some(&b"\r\n"[..]);
+    if usual {
+        Ok(Some((name, buf.get(colon + 1..end).unwrap_or_default(), end + 2)))
+    } else {
+        Err(field_line_error(buf, pos, colon, end))
     }
 }
 

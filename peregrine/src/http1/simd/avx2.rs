@@ -65,6 +65,23 @@ impl Block for Avx2 {
         }
     }
 
+    #[inline(always)]
+    fn record_known(self, first: &mut [u16; 16], count: &mut [u16; 16], k: u16, index: u16) {
+        // SAFETY: `self` proves AVX2; each array is 32 bytes, read and written whole.
+        unsafe {
+            let f = _mm256_loadu_si256(first.as_ptr().cast());
+            let c = _mm256_loadu_si256(count.as_ptr().cast());
+            let lanes = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            let hit = _mm256_cmpeq_epi16(lanes, _mm256_set1_epi16(k as i16));
+            let fresh = _mm256_and_si256(hit, _mm256_cmpeq_epi16(c, _mm256_setzero_si256()));
+            let f = _mm256_or_si256(f, _mm256_and_si256(fresh, _mm256_set1_epi16(index as i16)));
+            // A hit lane is all ones; shifted down it is the 1 to add.
+            let c = _mm256_adds_epu16(c, _mm256_srli_epi16(hit, 15));
+            _mm256_storeu_si256(first.as_mut_ptr().cast(), f);
+            _mm256_storeu_si256(count.as_mut_ptr().cast(), c);
+        }
+    }
+
     const DELIMS: bool = true;
 
     #[inline(always)]

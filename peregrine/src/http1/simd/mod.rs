@@ -33,6 +33,7 @@ pub(crate) mod sse42;
 pub(crate) mod neon;
 
 use super::uri_syntax::{is_sub_delim, is_unreserved};
+use super::{HeaderId, KNOWN_HEADERS, KnownHeaders};
 
 /// Class bit: `tchar` (RFC 9110 §5.6.2).
 pub(crate) const TOKEN: u8 = 1;
@@ -213,6 +214,50 @@ pub(crate) trait Kernel: Copy + sealed::Sealed {
     /// after `start` (or `buf.len()`), and `e` is the first non-value byte after `c` (or
     /// `buf.len()`; also `buf.len()` when `c == buf.len()`).
     fn line(self, buf: &[u8], start: usize) -> (usize, usize);
+    /// Records header `index` as kind `id` in `known`: the same as [`KnownHeaders::record`],
+    /// with vector operations where the kernel has them (the table stays whole-width in
+    /// memory, so copying it into the parsed head never waits on narrow stores).
+    #[inline(always)]
+    fn record_known(self, known: &mut KnownHeaders, id: HeaderId, index: usize) {
+        known.record(id, index);
+    }
+    /// For a header line starting at `start`: `Some(line)` exactly when the line is a usual
+    /// one: a non-empty run of `tchar`s, `:`, value bytes, CR LF. `None` for anything else (an
+    /// error, an incomplete line, the empty line ending the head), which [`Kernel::line`] and
+    /// the caller's checks then decide.
+    #[inline(always)]
+    fn field_line(self, buf: &[u8], start: usize) -> Option<FieldLine<'_>> {
+        let (colon, end) = self.line(buf, start);
+        usual_line(buf, start, colon, end)
+    }
+}
+
+/// A usual header line (see [`Kernel::field_line`]).
+#[derive(Clone, Copy)]
+pub(crate) struct FieldLine<'a> {
+    /// The field name: one or more `tchar`s.
+    pub(crate) name: &'a [u8],
+    /// Bytes from the name's start on (at least the name; in the block paths the whole
+    /// block), for loading the name in whole words.
+    pub(crate) line: &'a [u8],
+    /// The bytes between the colon and the CR: value bytes, OWS not yet trimmed.
+    pub(crate) value: &'a [u8],
+    /// The index just after the line's CR LF.
+    pub(crate) next: usize,
+}
+
+/// [`Kernel::field_line`]'s answer from [`Kernel::line`]'s `(colon, end)`.
+#[inline(always)]
+fn usual_line(buf: &[u8], start: usize, colon: usize, end: usize) -> Option<FieldLine<'_>> {
+    let usual = colon > start
+        && buf.get(colon) == Some(&b':')
+        && buf.get(end..end.wrapping_add(2)) == Some(&b"\r\n"[..]);
+    if !usual {
+        return None;
+    }
+    let line = buf.get(start..)?;
+    let name = line.get(..colon - start)?;
+    Some(FieldLine { name, line, value: buf.get(colon + 1..end)?, next: end + 2 })
 }
 
 /// Work to run with the kernel chosen for this machine, monomorphised per kernel so the whole
@@ -260,6 +305,18 @@ pub(crate) fn header_line<K: Kernel>(k: K, buf: &[u8], start: usize) -> (&str, u
     (ascii_str(buf.get(start..colon).unwrap_or_default()), colon, end)
 }
 
+/// Scans a usual header line from `start` (see [`Kernel::field_line`]): the name as `&str`,
+/// the value with OWS not yet trimmed, and the index just after the line.
+#[inline(always)]
+pub(crate) fn field_line<K: Kernel>(
+    k: K,
+    buf: &[u8],
+    start: usize,
+) -> Option<(&str, &[u8], &[u8], usize)> {
+    let line = k.field_line(buf, start)?;
+    Some((ascii_str(line.name), line.line, line.value, line.next))
+}
+
 /// A fixed-width vector classifier; [`Vector`] turns it into a [`Kernel`].
 pub(crate) trait Block: Copy {
     /// Bytes per block.
@@ -277,6 +334,18 @@ pub(crate) trait Block: Copy {
     /// # Safety
     /// `ptr` must point at `W` readable bytes.
     unsafe fn target(self, ptr: *const u8) -> u64;
+    /// [`Kernel::record_known`] on the lanes: lane `k` (`k < 15`) of `count` is incremented
+    /// (saturating) and, if it was 0, lane `k` of `first` set to `index`.
+    #[inline(always)]
+    fn record_known(self, first: &mut [u16; 16], count: &mut [u16; 16], k: u16, index: u16) {
+        let k = usize::from(k);
+        if let (Some(f), Some(c)) = (first.get_mut(k), count.get_mut(k)) {
+            if *c == 0 {
+                *f = index;
+            }
+            *c = c.saturating_add(1);
+        }
+    }
     /// Whether [`Block::delims`] is implemented (the header-line fast path).
     const DELIMS: bool = false;
     /// Masks over `W` bytes at `ptr`: bit(s) of byte `i` set when it is `:` (first) and when it
@@ -324,6 +393,15 @@ impl<B: Block> Vector<B> {
 
 impl<B: Block> Kernel for Vector<B> {
     #[inline(always)]
+    fn record_known(self, known: &mut KnownHeaders, id: HeaderId, index: usize) {
+        let k = id as usize;
+        if k < KNOWN_HEADERS {
+            let (first, count) = known.lanes_mut();
+            self.0.record_known(first, count, k as u16, index as u16);
+        }
+    }
+
+    #[inline(always)]
     fn non_token(self, buf: &[u8], start: usize) -> usize {
         if buf.len() < B::W {
             return scalar::Scalar.non_token(buf, start);
@@ -344,6 +422,14 @@ impl<B: Block> Kernel for Vector<B> {
         if buf.len() < B::W {
             return scalar::Scalar.non_target(buf, start);
         }
+        // The usual short target ends in the first block.
+        if let Some(chunk) = buf.get(start..start + B::W) {
+            // SAFETY: `chunk` holds exactly W bytes.
+            let m = unsafe { self.0.target(chunk.as_ptr()) };
+            if m != 0 {
+                return start + (m.trailing_zeros() / B::S) as usize;
+            }
+        }
         let mut i = start;
         while i < buf.len() {
             let (base, skip) = Self::base(buf, i);
@@ -356,6 +442,33 @@ impl<B: Block> Kernel for Vector<B> {
             i += B::W - skip;
         }
         buf.len()
+    }
+
+    #[inline(always)]
+    fn field_line(self, buf: &[u8], start: usize) -> Option<FieldLine<'_>> {
+        let len = buf.len();
+        if B::DELIMS {
+            // The block from `start`; near the end the last block of `buf` (an overlapping
+            // load: the head's last field line is usually that close to its end).
+            let answer = if start + B::W <= len {
+                self.block_line(buf, start, start)
+            } else if len >= B::W && buf.get(start).is_some_and(|&b| b > b' ') {
+                // (The empty line ending the head is left to the caller at once.)
+                self.block_line(buf, start, len - B::W)
+            } else {
+                None
+            };
+            if let Some(answer) = answer {
+                return answer;
+            }
+        }
+        // A usual line starts with a `tchar`: the empty line ending the head goes back to the
+        // caller at once.
+        if buf.get(start).is_none_or(|&b| b <= b' ') {
+            return None;
+        }
+        let (colon, end) = self.line(buf, start);
+        usual_line(buf, start, colon, end)
     }
 
     #[inline(always)]
@@ -396,7 +509,7 @@ impl<B: Block> Kernel for Vector<B> {
                 }
             }
         }
-        let (colon, mut i) = match resume {
+        let (colon, i) = match resume {
             Some(state) => state,
             None => {
                 let mut i = start;
@@ -422,8 +535,73 @@ impl<B: Block> Kernel for Vector<B> {
                 (colon, i)
             }
         };
-        // Value phase. Long values (cookies, user agents) take two blocks per step: half the
-        // loop overhead, and the two loads are independent.
+        (colon, self.value_end(buf, i))
+    }
+}
+
+impl<B: Block> Vector<B> {
+    /// [`Kernel::field_line`] from the block at `base`, which holds `start` (`base <= start <
+    /// base + W <= buf.len()`): `Some(answer)` when the block settles it, `None` to leave the
+    /// line to the exact scan.
+    ///
+    /// The colon and the CR are found by single compares, so the next line's start waits only
+    /// on those; the class masks confirm the line off that dependency chain, behind a branch
+    /// that predicts.
+    #[inline(always)]
+    fn block_line(self, buf: &[u8], start: usize, base: usize) -> Option<Option<FieldLine<'_>>> {
+        let chunk = buf.get(base..base + B::W)?;
+        let skip = start - base;
+        // SAFETY: `chunk` holds exactly W bytes.
+        let ((t, v), (c, r)) =
+            unsafe { (self.0.name_value(chunk.as_ptr()), self.0.delims(chunk.as_ptr())) };
+        // Bytes before `start` belong to the previous line (`skip` is 0 but near the end).
+        let keep = !low_bits(skip as u32 * B::S);
+        let (t, v, c, r) = (t & keep, v & keep, c & keep, r & keep);
+        // Where a block's mask has fewer than 64 bits, a stop bit past its end keeps the bit
+        // counts below 64 and the masks below them single shifts.
+        let narrow = (B::W as u32) * B::S < 64;
+        let stop = if narrow { 1u64 << ((B::W as u32 * B::S) & 63) } else { 0 };
+        let below = |bits: u32| if narrow { (1u64 << (bits & 63)) - 1 } else { low_bits(bits) };
+        let at = ((c | stop).trailing_zeros() / B::S) as usize;
+        // The name: no non-`tchar` before the first colon, and not empty (the byte at `start`
+        // is a `tchar`; the colon is not one). With no colon in the block `at` is past it and
+        // the test needs `t == 0`, which a block holding a CR fails.
+        let name_bad = t & (below(at as u32 * B::S) | below((skip as u32 + 1) * B::S));
+        if r != 0 {
+            // The block's first CR ends the line. A CR before the colon is a non-`tchar` in
+            // the name. Non-value bytes are non-`tchar`s and the colon is a value byte, so
+            // only the bytes before the CR need the value test.
+            let e = (r.trailing_zeros() / B::S) as usize;
+            let bad = name_bad | (v & below(e as u32 * B::S));
+            if bad == 0 && buf.get(base + e + 1) == Some(&b'\n') {
+                let line = chunk.get(skip..)?;
+                let name = line.get(..at - skip)?;
+                let value = chunk.get(at + 1..e)?;
+                return Some(Some(FieldLine { name, line, value, next: base + e + 2 }));
+            }
+        } else if c != 0 && name_bad == 0 && v == 0 {
+            // A clean name, colon and value start in a block without CR: the usual long line
+            // (a user agent, a cookie); only its value's end is left to find.
+            // The name and the colon are proven; the line is usual when that end is CR LF.
+            let end = self.value_end(buf, base + B::W);
+            if buf.get(end..end.wrapping_add(2)) != Some(&b"\r\n"[..]) {
+                return Some(None);
+            }
+            let line = chunk.get(skip..)?;
+            let name = line.get(..at - skip)?;
+            let value = buf.get(base + at + 1..end)?;
+            return Some(Some(FieldLine { name, line, value, next: end + 2 }));
+        }
+        None
+    }
+
+    /// The value phase of [`Kernel::line`]: the first non-value byte at or after `i`, or
+    /// `buf.len()`. Requires `buf.len() >= W`.
+    #[inline(always)]
+    fn value_end(self, buf: &[u8], mut i: usize) -> usize {
+        let len = buf.len();
+        // Long values (cookies, user agents) take two blocks per step: half the loop
+        // overhead, and the two loads are independent.
         while i + 2 * B::W <= len {
             let chunk = &buf[i..i + 2 * B::W];
             // SAFETY: `chunk` holds exactly 2 * W bytes, so both blocks are readable.
@@ -437,18 +615,18 @@ impl<B: Block> Kernel for Vector<B> {
                 } else {
                     B::W + (v1.trailing_zeros() / B::S) as usize
                 };
-                return (colon, i + at);
+                return i + at;
             }
             i += 2 * B::W;
         }
         while i < len {
             let (_, v, n) = self.masks(buf, i);
             if v != 0 {
-                return (colon, i + (v.trailing_zeros() / B::S) as usize);
+                return i + (v.trailing_zeros() / B::S) as usize;
             }
             i += n;
         }
-        (colon, len)
+        len
     }
 }
 
@@ -459,7 +637,7 @@ pub(crate) fn dispatch<J: Job>(job: J) -> J::Out {
     {
         match x86::level() {
             x86::AVX2 => {
-                // SAFETY: level() reports AVX2 only after is_x86_feature_detected!("avx2").
+                // SAFETY: level() reports AVX2 only after detecting avx2, bmi1, bmi2 and lzcnt.
                 return unsafe { x86::run_avx2(job) };
             }
             x86::SSE42 => {
@@ -542,7 +720,13 @@ mod x86 {
 
     #[cold]
     fn detect() -> u8 {
-        let l = if std::is_x86_feature_detected!("avx2") {
+        // Every AVX2 CPU also has BMI1/BMI2/LZCNT; requiring them lets the mask arithmetic use
+        // `bzhi`, `blsmsk` and a `tzcnt` without a zero-input fix-up.
+        let l = if std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("lzcnt")
+        {
             AVX2
         } else if std::is_x86_feature_detected!("sse4.2") && std::is_x86_feature_detected!("ssse3")
         {
@@ -555,8 +739,8 @@ mod x86 {
     }
 
     /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
+    /// The CPU must support AVX2, BMI1, BMI2 and LZCNT.
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
     pub(super) unsafe fn run_avx2<J: Job>(job: J) -> J::Out {
         // SAFETY: the caller guarantees AVX2.
         job.run(Vector(unsafe { Avx2::new_unchecked() }))

@@ -169,3 +169,161 @@ fn dispatch_picks_a_kernel() {
     }
     assert!(!name.is_empty());
 }
+
+/// The reference for [`Kernel::field_line`]: the table-driven line scan and the usual-line
+/// rule (non-empty name, colon, value bytes, CR LF).
+fn reference_field_line(buf: &[u8], start: usize) -> Option<(usize, usize, usize)> {
+    let (c, e) = reference_line(buf, start);
+    let usual = c > start && buf.get(c) == Some(&b':') && buf.get(e..e + 2) == Some(&b"\r\n"[..]);
+    usual.then(|| (c - start, e - c - 1, e + 2))
+}
+
+/// Runs `check` with [`Kernel::field_line`] of every kernel this machine can execute, its
+/// answer as (name length, raw value length, next line) with the spans checked against `buf`.
+fn each_field_line(
+    mut check: impl FnMut(&str, &dyn Fn(&[u8], usize) -> Option<(usize, usize, usize)>),
+) {
+    fn answer<K: Kernel>(k: K) -> impl Fn(&[u8], usize) -> Option<(usize, usize, usize)> {
+        move |buf, start| {
+            let line = k.field_line(buf, start)?;
+            // The spans are the bytes of `buf` they claim to be.
+            let colon = start + line.name.len();
+            assert_eq!(line.name, &buf[start..colon]);
+            assert_eq!(line.value, &buf[colon + 1..colon + 1 + line.value.len()]);
+            Some((line.name.len(), line.value.len(), line.next))
+        }
+    }
+    check("scalar", &answer(Scalar));
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(k) = sse42::Sse42::detect() {
+            check("sse42", &answer(Vector(k)));
+        }
+        if let Some(k) = avx2::Avx2::detect() {
+            check("avx2", &answer(Vector(k)));
+        }
+    }
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    check("neon", &answer(Vector(neon::Neon::new())));
+}
+
+#[test]
+fn usual_field_line_every_byte_every_position_rfc9112_5() {
+    // "name: value\r\n" followed by more bytes (another line, or the end of the head), with
+    // one byte replaced by every value at every position of the line and just past it; the
+    // line starts at the beginning, inside, or near the end of a block, so the in-block, the
+    // long-line, the overlapping-tail and the exact paths all answer.
+    each_field_line(|kernel, k| {
+        for (name_len, value_len) in [(1, 0), (4, 9), (10, 10), (14, 30), (31, 2), (33, 40)] {
+            for lead in [0, 5, 20] {
+                for tail in [&b""[..], b"\r\n", b"X-Next: 1\r\n\r\n", &[b'a'; 40]] {
+                    let mut line = vec![b'-'; lead];
+                    line.extend(std::iter::repeat_n(b'n', name_len));
+                    line.extend_from_slice(b": ");
+                    line.extend(std::iter::repeat_n(b'v', value_len));
+                    line.extend_from_slice(b"\r\n");
+                    let probe_end = line.len() + 1;
+                    line.extend_from_slice(tail);
+                    for pos in lead..probe_end.min(line.len()) {
+                        for b in 0..=255u8 {
+                            let mut buf = line.clone();
+                            buf[pos] = b;
+                            assert_eq!(
+                                k(&buf, lead),
+                                reference_field_line(&buf, lead),
+                                "{kernel}: byte {b:#04x} at {pos} of {:?} from {lead}",
+                                buf.escape_ascii().to_string()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn random_field_lines_match_the_table() {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    each_field_line(|kernel, k| {
+        for _ in 0..50_000 {
+            let len = (next() % 90) as usize;
+            // Header-ish bytes, with CR LF and colons common enough to make usual lines.
+            let buf: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    if r % 29 == 0 {
+                        (r >> 8) as u8
+                    } else {
+                        b"aZ9-: \t\r\n:v"[(r >> 8) as usize % 11]
+                    }
+                })
+                .collect();
+            let start = if len == 0 { 0 } else { (next() as usize) % (len + 1) };
+            assert_eq!(
+                k(&buf, start),
+                reference_field_line(&buf, start),
+                "{kernel}: {buf:?} from {start}"
+            );
+        }
+    });
+}
+
+#[test]
+fn record_known_matches_the_table_record() {
+    // Every kernel's vector bookkeeping against `KnownHeaders::record`: random kinds
+    // (`Other` included) at random indices, with counts driven to saturation in one kind.
+    fn check<K: Kernel>(name: &str, k: K) {
+        const KINDS: [HeaderId; 16] = [
+            HeaderId::Host,
+            HeaderId::ContentLength,
+            HeaderId::TransferEncoding,
+            HeaderId::Connection,
+            HeaderId::Expect,
+            HeaderId::Upgrade,
+            HeaderId::Te,
+            HeaderId::Trailer,
+            HeaderId::AcceptEncoding,
+            HeaderId::Range,
+            HeaderId::IfRange,
+            HeaderId::IfMatch,
+            HeaderId::IfNoneMatch,
+            HeaderId::IfModifiedSince,
+            HeaderId::IfUnmodifiedSince,
+            HeaderId::Other,
+        ];
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        for round in 0..200 {
+            let (mut ours, mut want) = (KnownHeaders::EMPTY, KnownHeaders::EMPTY);
+            let steps = if round == 0 { 70_000 } else { 40 };
+            for i in 0..steps {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let id = if round == 0 { HeaderId::Te } else { KINDS[(x % 16) as usize] };
+                let index = if round == 1 { 70_000 + i } else { (x >> 8) as usize % 100 };
+                k.record_known(&mut ours, id, index);
+                want.record(id, index);
+            }
+            assert_eq!(ours, want, "{name}: round {round}");
+        }
+    }
+    check("scalar", Scalar);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(k) = sse42::Sse42::detect() {
+            check("sse42", Vector(k));
+        }
+        if let Some(k) = avx2::Avx2::detect() {
+            check("avx2", Vector(k));
+        }
+    }
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    check("neon", Vector(neon::Neon::new()));
+}
