@@ -321,7 +321,7 @@ fn summary(group: &str, peer: &str, per: f64, since: SystemTime) {
 
 /// Profile mode for instruction counts (`valgrind --tool=callgrind`): with
 /// `HTTP1_PROFILE=<parser>:<request>:<iterations>` (parser `peregrine`, `picohttpparser` or
-/// `httparse`; request `plaintext`, `browser`, `post` or `tiny`) the binary only runs that parse in a
+/// `httparse`; request `plaintext`, `browser`, `post`, `tiny`, `bare`, `host` or `host+body`) the binary only runs that parse in a
 /// loop and exits, so the count divided by the iterations is the cost of one call.
 fn profile(spec: &str) -> Option<()> {
     let mut parts = spec.split(':');
@@ -337,6 +337,12 @@ fn profile(spec: &str) -> Option<()> {
         "post" => POST,
         // The smallest head: the fixed cost of a call.
         "tiny" => b"GET / HTTP/1.1\r\n\r\n",
+        // No fields, but long enough (>= 32 bytes) for the vector kernels' block paths.
+        "bare" => b"GET /plaintext/and/a/longer/path HTTP/1.1\r\n\r\n",
+        // The plaintext request line and one short field: with `bare`, a line's cost.
+        "host" => b"GET /plaintext HTTP/1.1\r\nHost: localhost:8080\r\n\r\n",
+        // `host` followed by 32 bytes of body: its lines are not the input's last 32 bytes.
+        "host+body" => b"GET /plaintext HTTP/1.1\r\nHost: localhost:8080\r\n\r\n0123456789abcdef0123456789abcdef",
         _ => return None,
     };
     let n: usize = parts.next()?.parse().ok()?;
