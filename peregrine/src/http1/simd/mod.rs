@@ -11,9 +11,10 @@
 //!   in the same pass over the same loaded vectors, the first byte after it that is not allowed
 //!   in a field value (where CR LF must be, RFC 9110 §5.5).
 //!
-//! The kernel is chosen once per process ([`dispatch`]): AVX2, else SSE4.2 (+SSSE3), else the
-//! scalar table walk; NEON on aarch64. The `force-scalar` feature pins the scalar path so CI can
-//! run the whole suite on the truth tables alone.
+//! The kernel is chosen once per process ([`dispatch`]): AVX2 (with BMI1, BMI2 and LZCNT, which
+//! every AVX2 CPU has), else SSE4.2 (+SSSE3), else the scalar table walk; NEON on aarch64. The
+//! `force-scalar` feature pins the scalar path so CI can run the whole suite on the truth
+//! tables alone.
 //!
 //! Unsafe lives here because the vector loads and the target-feature trampolines need it, and
 //! because the spans the kernels prove to be ASCII are turned into `&str` without a second
