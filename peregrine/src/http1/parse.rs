@@ -219,15 +219,15 @@ fn request_line<'b, K: Kernel>(
         return Err(Stop::Fail(ParseError::TargetTooLong));
     }
 
-    // The usual ending in one compare: SP "HTTP/1.1" CRLF, then origin-form.
+    // The usual ending in one compare: SP "HTTP/1.1" CRLF after an origin-form target
+    // (RFC 9112 §3.2.1: it starts with "/", so it is not empty; CONNECT needs authority-form).
     if buf.get(te..te + 11) == Some(&b" HTTP/1.1\r\n"[..])
-        && te > ts
         && method != Method::Connect
         && target.as_bytes().first() == Some(&b'/')
     {
-        let version = Version::Http11;
+        let form = TargetForm::Origin;
         return Ok((
-            Line { method, method_token, target, form: TargetForm::Origin, version },
+            Line { method, method_token, target, form, version: Version::Http11 },
             te + 11,
         ));
     }
