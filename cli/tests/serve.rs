@@ -134,6 +134,17 @@ struct Client {
     buf: Vec<u8>,
 }
 
+/// `read`, retried when a signal interrupts it (`read` itself does not retry on EINTR; a CI run
+/// saw one during the 1 GiB transfer).
+fn read_some(stream: &mut TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match stream.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
 impl Client {
     fn connect(addr: SocketAddr) -> Client {
         let stream = TcpStream::connect(addr).unwrap();
@@ -143,7 +154,7 @@ impl Client {
 
     fn fill(&mut self) -> usize {
         let mut chunk = vec![0; 64 * 1024];
-        let n = self.stream.read(&mut chunk).expect("read");
+        let n = read_some(&mut self.stream, &mut chunk).expect("read");
         self.buf.extend_from_slice(&chunk[..n]);
         n
     }
@@ -440,7 +451,7 @@ fn a_1_gib_file_streams_in_flat_memory() {
     let mut total = 0u64;
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = stream.read(&mut buf).unwrap();
+        let n = read_some(&mut stream, &mut buf).unwrap();
         if n == 0 {
             break;
         }

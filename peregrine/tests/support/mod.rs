@@ -69,7 +69,13 @@ impl RawClient {
 
     fn fill(&mut self) -> io::Result<usize> {
         let mut chunk = [0u8; 4096];
-        let n = self.stream.read(&mut chunk)?;
+        // `read` does not retry when a signal interrupts it.
+        let n = loop {
+            match self.stream.read(&mut chunk) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
         self.buf.extend_from_slice(&chunk[..n]);
         Ok(n)
     }
