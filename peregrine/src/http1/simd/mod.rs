@@ -455,7 +455,7 @@ impl<B: Block> Kernel for Vector<B> {
                 self.block_line(buf, start, start)
             } else if len >= B::W && buf.get(start).is_some_and(|&b| b > b' ') {
                 // (The empty line ending the head is left to the caller at once.)
-                self.block_line(buf, start, len - B::W)
+                self.tail_line(buf, start)
             } else {
                 None
             };
@@ -592,6 +592,40 @@ impl<B: Block> Vector<B> {
             let name = line.get(..at - skip)?;
             let value = buf.get(base + at + 1..end)?;
             return Some(Some(FieldLine { name, line, value, next: end + 2 }));
+        }
+        None
+    }
+
+    /// [`Kernel::field_line`] for a line starting in the last `W` bytes of `buf` (`buf.len() -
+    /// W < start < buf.len()`), from the last block (an overlapping load: the head's last field
+    /// line is usually that close to its end): `Some(answer)` when the block settles it, `None`
+    /// to leave the line to the exact scan.
+    ///
+    /// The masks are shifted so bit 0 is `start` (the bytes before it belong to the previous
+    /// line); then first-set-bit counts decide: a usual line's first non-`tchar` is its colon,
+    /// not at `start`, and its first non-value byte (the colon and the name's bytes are value
+    /// bytes) is its CR, followed by LF.
+    #[inline(always)]
+    fn tail_line(self, buf: &[u8], start: usize) -> Option<Option<FieldLine<'_>>> {
+        let base = buf.len().checked_sub(B::W)?;
+        let chunk = buf.get(base..)?;
+        let skip = start.checked_sub(base)?;
+        // SAFETY: `chunk` holds exactly W bytes (it is the last W bytes of `buf`).
+        let ((t, v), (c, r)) =
+            unsafe { (self.0.name_value(chunk.as_ptr()), self.0.delims(chunk.as_ptr())) };
+        let shift = (skip as u32 * B::S) & 63;
+        let (t, v, c, r) = (t >> shift, v >> shift, c >> shift, r >> shift);
+        let (at, e) = (c.trailing_zeros(), r.trailing_zeros());
+        if at == t.trailing_zeros() && at != 0 && e == v.trailing_zeros() && r != 0 {
+            let colon = start + (at / B::S) as usize;
+            let end = start + (e / B::S) as usize;
+            // RFC 9112 §2.2: the line ends with CR LF.
+            if buf.get(end + 1) == Some(&b'\n') {
+                let line = buf.get(start..)?;
+                let name = line.get(..colon - start)?;
+                let value = buf.get(colon + 1..end)?;
+                return Some(Some(FieldLine { name, line, value, next: end + 2 }));
+            }
         }
         None
     }
