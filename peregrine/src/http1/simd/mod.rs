@@ -256,9 +256,17 @@ fn usual_line(buf: &[u8], start: usize, colon: usize, end: usize) -> Option<Fiel
     if !usual {
         return None;
     }
-    let line = buf.get(start..)?;
-    let name = line.get(..colon - start)?;
-    Some(FieldLine { name, line, value: buf.get(colon + 1..end)?, next: end + 2 })
+    FieldLine::spans(buf, start, colon, end)
+}
+
+impl<'a> FieldLine<'a> {
+    /// The line from `start` whose colon is at `colon` and whose CR LF is at `end`.
+    #[inline(always)]
+    fn spans(buf: &'a [u8], start: usize, colon: usize, end: usize) -> Option<Self> {
+        let line = buf.get(start..)?;
+        let name = line.get(..colon.checked_sub(start)?)?;
+        Some(FieldLine { name, line, value: buf.get(colon + 1..end)?, next: end + 2 })
+    }
 }
 
 /// Work to run with the kernel chosen for this machine, monomorphised per kernel so the whole
@@ -621,10 +629,7 @@ impl<B: Block> Vector<B> {
             let end = start + (e / B::S) as usize;
             // RFC 9112 §2.2: the line ends with CR LF.
             if buf.get(end + 1) == Some(&b'\n') {
-                let line = buf.get(start..)?;
-                let name = line.get(..colon - start)?;
-                let value = buf.get(colon + 1..end)?;
-                return Some(Some(FieldLine { name, line, value, next: end + 2 }));
+                return Some(FieldLine::spans(buf, start, colon, end));
             }
         }
         None
