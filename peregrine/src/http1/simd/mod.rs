@@ -460,7 +460,7 @@ impl<B: Block> Kernel for Vector<B> {
             // The block from `start`; near the end the last block of `buf` (an overlapping
             // load: the head's last field line is usually that close to its end).
             let answer = if start + B::W <= len {
-                self.block_line(buf, start, start)
+                self.block_line(buf, start)
             } else if len >= B::W && buf.get(start).is_some_and(|&b| b > b' ') {
                 // (The empty line ending the head is left to the caller at once.)
                 self.tail_line(buf, start)
@@ -549,23 +549,19 @@ impl<B: Block> Kernel for Vector<B> {
 }
 
 impl<B: Block> Vector<B> {
-    /// [`Kernel::field_line`] from the block at `base`, which holds `start` (`base <= start <
-    /// base + W <= buf.len()`): `Some(answer)` when the block settles it, `None` to leave the
-    /// line to the exact scan.
+    /// [`Kernel::field_line`] from the block at `start` (`start + W <= buf.len()`; a line in
+    /// the last `W` bytes goes to [`Vector::tail_line`]): `Some(answer)` when the block settles
+    /// it, `None` to leave the line to the exact scan.
     ///
     /// The colon and the CR are found by single compares, so the next line's start waits only
     /// on those; the class masks confirm the line off that dependency chain, behind a branch
     /// that predicts.
     #[inline(always)]
-    fn block_line(self, buf: &[u8], start: usize, base: usize) -> Option<Option<FieldLine<'_>>> {
-        let chunk = buf.get(base..base + B::W)?;
-        let skip = start - base;
+    fn block_line(self, buf: &[u8], start: usize) -> Option<Option<FieldLine<'_>>> {
+        let chunk = buf.get(start..start + B::W)?;
         // SAFETY: `chunk` holds exactly W bytes.
         let ((t, v), (c, r)) =
             unsafe { (self.0.name_value(chunk.as_ptr()), self.0.delims(chunk.as_ptr())) };
-        // Bytes before `start` belong to the previous line (`skip` is 0 but near the end).
-        let keep = !low_bits(skip as u32 * B::S);
-        let (t, v, c, r) = (t & keep, v & keep, c & keep, r & keep);
         // Where a block's mask has fewer than 64 bits, a stop bit past its end keeps the bit
         // counts below 64 and the masks below them single shifts.
         let narrow = (B::W as u32) * B::S < 64;
@@ -575,31 +571,29 @@ impl<B: Block> Vector<B> {
         // The name: no non-`tchar` before the first colon, and not empty (the byte at `start`
         // is a `tchar`; the colon is not one). With no colon in the block `at` is past it and
         // the test needs `t == 0`, which a block holding a CR fails.
-        let name_bad = t & (below(at as u32 * B::S) | below((skip as u32 + 1) * B::S));
+        let name_bad = t & (below(at as u32 * B::S) | below(B::S));
         if r != 0 {
             // The block's first CR ends the line. A CR before the colon is a non-`tchar` in
             // the name. Non-value bytes are non-`tchar`s and the colon is a value byte, so
             // only the bytes before the CR need the value test.
             let e = (r.trailing_zeros() / B::S) as usize;
             let bad = name_bad | (v & below(e as u32 * B::S));
-            if bad == 0 && buf.get(base + e + 1) == Some(&b'\n') {
-                let line = chunk.get(skip..)?;
-                let name = line.get(..at - skip)?;
+            if bad == 0 && buf.get(start + e + 1) == Some(&b'\n') {
+                let name = chunk.get(..at)?;
                 let value = chunk.get(at + 1..e)?;
-                return Some(Some(FieldLine { name, line, value, next: base + e + 2 }));
+                return Some(Some(FieldLine { name, line: chunk, value, next: start + e + 2 }));
             }
         } else if c != 0 && name_bad == 0 && v == 0 {
             // A clean name, colon and value start in a block without CR: the usual long line
             // (a user agent, a cookie); only its value's end is left to find.
             // The name and the colon are proven; the line is usual when that end is CR LF.
-            let end = self.value_end(buf, base + B::W);
+            let end = self.value_end(buf, start + B::W);
             if buf.get(end..end.wrapping_add(2)) != Some(&b"\r\n"[..]) {
                 return Some(None);
             }
-            let line = chunk.get(skip..)?;
-            let name = line.get(..at - skip)?;
-            let value = buf.get(base + at + 1..end)?;
-            return Some(Some(FieldLine { name, line, value, next: end + 2 }));
+            let name = chunk.get(..at)?;
+            let value = buf.get(start + at + 1..end)?;
+            return Some(Some(FieldLine { name, line: chunk, value, next: end + 2 }));
         }
         None
     }
