@@ -45,6 +45,7 @@ pub mod date;
 pub mod files;
 mod handler;
 pub mod http1;
+pub mod http2;
 mod method;
 mod request;
 mod response;

@@ -1,0 +1,6 @@
+//! HTTP/2 wire format, sans-I/O (RFC 9113, RFC 7541): frames, HPACK, streams, flow control and
+//! a connection state machine for both roles. Byte slices in, events and bytes out; no sockets,
+//! no clock read implicitly (the caller passes `now`).
+
+pub mod frame;
+pub mod hpack;
