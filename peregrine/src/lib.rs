@@ -52,6 +52,7 @@ mod response;
 pub mod router;
 pub mod routing;
 pub mod server;
+mod version;
 
 pub use body::{Body, BodyError, BodySender};
 pub use handler::Handler;
@@ -60,6 +61,7 @@ pub use request::{Headers, INLINE_HEADERS, Request};
 pub use response::{HeaderList, IntoResponse, Response};
 pub use routing::Router;
 pub use server::{Server, ServerHandle};
+pub use version::Version;
 
 // The README's Rust examples are compiled (and the runnable ones run) as doctests.
 #[cfg(doctest)]

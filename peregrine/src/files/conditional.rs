@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use http::HeaderValue;
 
 use super::encoding::Coding;
-use super::reply::Text;
+use super::text::Text;
 use crate::http1::field_syntax::trim_ows;
 
 /// The validators of one selected representation (the file, or its precompressed sibling).

@@ -64,6 +64,7 @@ mod listing;
 mod range;
 mod reply;
 mod resolve;
+mod text;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -461,7 +462,7 @@ fn open_error(e: OpenError, head: bool) -> FileReply {
 }
 
 fn content_range(args: std::fmt::Arguments<'_>) -> Option<HeaderValue> {
-    let mut t = reply::Text::<64>::new();
+    let mut t = text::Text::<64>::new();
     std::fmt::Write::write_fmt(&mut t, args).ok()?;
     HeaderValue::from_bytes(t.as_bytes()).ok()
 }

@@ -81,26 +81,11 @@ pub struct ResponseFraming {
 /// # Examples
 /// ```
 /// use peregrine::http1::framing::{request_framing, BodyLength};
-/// use peregrine::http1::{Header, HeaderId, KnownHeaders, RequestHead, TargetForm, Version};
-/// use peregrine::Method;
-/// // `parse_request` builds this; spelled out here to show what framing reads.
-/// let headers = [
-///     Header { name: "Host", value: b"a.example", id: HeaderId::Host },
-///     Header { name: "Content-Length", value: b"5", id: HeaderId::ContentLength },
-/// ];
-/// let mut known = KnownHeaders::default();
-/// for (i, h) in headers.iter().enumerate() {
-///     known.record(h.id, i);
-/// }
-/// let head = RequestHead {
-///     method: Method::Post,
-///     method_token: "POST",
-///     target: "/up",
-///     form: TargetForm::Origin,
-///     version: Version::Http11,
-///     headers: &headers,
-///     known,
-///     len: 0,
+/// use peregrine::http1::{parse_request, Limits, Status, EMPTY_HEADER};
+/// let mut headers = [EMPTY_HEADER; 8];
+/// let buf = b"POST /up HTTP/1.1\r\nHost: a.example\r\nContent-Length: 5\r\n\r\nhello";
+/// let Status::Complete(head) = parse_request(buf, &mut headers, &Limits::default())? else {
+///     unreachable!("the head is complete");
 /// };
 /// let framing = request_framing(&head)?;
 /// assert_eq!(framing.body, BodyLength::Length(5));

@@ -2,6 +2,7 @@
 //! identified during the parse so no later stage scans the list again.
 
 use crate::Method;
+pub use crate::Version;
 
 pub(crate) mod slots;
 
@@ -26,25 +27,6 @@ impl<T> Status<T> {
     /// Whether more input is needed.
     pub fn is_partial(&self) -> bool {
         matches!(self, Status::Partial)
-    }
-}
-
-/// HTTP/1.x protocol versions this crate speaks (RFC 9112 §2.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Version {
-    /// `HTTP/1.0`.
-    Http10,
-    /// `HTTP/1.1`.
-    Http11,
-}
-
-impl Version {
-    /// The version as it appears on the wire.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Version::Http10 => "HTTP/1.0",
-            Version::Http11 => "HTTP/1.1",
-        }
     }
 }
 
@@ -144,7 +126,9 @@ impl KnownHeaders {
     pub const EMPTY: KnownHeaders = KnownHeaders { first: [0; 16], count: [0; 16] };
 
     /// Records that header `index` has kind `id` (counts saturate at `u16::MAX`; `Other`
-    /// records nothing).
+    /// records nothing). The parser fills the table; this is public only for benches and
+    /// tests that build heads by hand.
+    #[doc(hidden)]
     #[inline(always)]
     pub fn record(&mut self, id: HeaderId, index: usize) {
         let k = id as usize % 16;

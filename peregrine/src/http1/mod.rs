@@ -29,4 +29,5 @@ pub use head::{
 pub use head_scan::HeadScanner;
 pub use limits::Limits;
 pub use parse::{parse_request, parse_request_uninit};
+#[doc(hidden)]
 pub use simd::kernel_name;

@@ -1,5 +1,5 @@
 //! Finding the end of a path segment and its first word in one pass, a machine word at a time,
-//! and hashing labels for the blocks of static children ([`super::edges`]).
+//! and hashing labels for the blocks of static children (the edge blocks of `edges.rs`).
 //!
 //! A label's *word* is its first 8 bytes, little-endian, zero-padded: labels of up to 8 bytes
 //! compare as one integer. [`scan`] (request paths) and [`first_word`] (templates) must agree

@@ -19,7 +19,7 @@
 //!
 //! Routing a request allocates nothing once a worker has warmed up: the handlers are
 //! type-erased, and the future of the matched handler is stored in a slot of
-//! [`FUTURE_SLOT_BYTES`] taken from the worker thread's free list and given back when the
+//! of 1 KiB taken from the worker thread's free list and given back when the
 //! request is done (a handler with a larger future is boxed per request, decided by its type
 //! when the route is added and logged then). The request keeps one `&'static` to the matched
 //! route's template (interned once per template for the life of the process) and finds
@@ -55,26 +55,27 @@
 mod answer;
 mod erased;
 mod method_routes;
-pub(crate) mod params;
 mod route_future;
 
 use std::fmt;
 
+pub use crate::request::params::RequestParams;
 pub use method_routes::{
     MethodRoutes, any, delete, get, head, on, options, patch, post, put, trace,
 };
-pub use params::RequestParams;
-pub use route_future::{FUTURE_SLOT_BYTES, RouteFuture};
+#[doc(hidden)]
+pub use route_future::FUTURE_SLOT_BYTES;
+pub use route_future::RouteFuture;
 
 use crate::handler::Handler;
 use crate::method::Method;
 use crate::request::Request;
+use crate::request::params::{RouteInfo, RouteParams};
 use crate::response::Response;
 use crate::router::{InsertError, MethodRouter, Resolution, Tree};
 use answer::{AllowCache, Answer};
 use erased::ErasedHandler;
 use method_routes::MethodKey;
-use params::{RouteInfo, RouteParams};
 
 /// A handler stored in the route tree, with its route's interned template and names.
 #[derive(Clone)]

@@ -28,8 +28,8 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use super::incoming::ConnIo;
-use super::runtime::{Admitted, Worker};
 use super::slots::{Service, Slot};
+use super::worker::{Admitted, Worker};
 use crate::Method;
 use crate::body::{Body, BodyErrorKind};
 use crate::date::ImfFixdate;
@@ -899,7 +899,7 @@ fn internal_error() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::runtime::tests_support::worker;
+    use crate::server::worker::tests_support::worker;
 
     /// An idle connection's memory is mostly its task, which is as large as this future's
     /// largest state; keep it in check.

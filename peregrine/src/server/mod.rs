@@ -26,6 +26,7 @@ mod runtime;
 mod sendfile;
 mod shutdown;
 mod slots;
+mod worker;
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};

@@ -5,13 +5,16 @@
 //! header fields as `u16` offsets, inline for up to [`INLINE_HEADERS`] fields. Reading a header is
 //! a case-insensitive compare over those views; nothing is copied or allocated per request.
 
+pub(crate) mod params;
+
 use std::net::SocketAddr;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::Method;
+use crate::Version;
 use crate::body::Body;
-use crate::http1::{RequestHead, TargetForm, Version};
+use crate::http1::{RequestHead, TargetForm};
 
 /// Header fields kept inline in a [`Request`]; more spill to one heap allocation.
 ///
@@ -174,7 +177,7 @@ pub struct Request {
     spans: HeadSpans,
     body: Body,
     /// Set by [`Router`](crate::Router) when it matches a route (see `routing::params`).
-    pub(crate) route_params: crate::routing::params::RouteParams,
+    pub(crate) route_params: params::RouteParams,
     /// Set by the server: the client's address.
     pub(crate) remote_addr: Option<SocketAddr>,
 }
@@ -346,10 +349,7 @@ impl From<Request> for http::Request<Body> {
         let mut out = http::Request::new(Body::empty());
         *out.method_mut() = to_http_method(&req);
         *out.uri_mut() = req.target().parse().unwrap_or_default();
-        *out.version_mut() = match req.version() {
-            Version::Http10 => http::Version::HTTP_10,
-            Version::Http11 => http::Version::HTTP_11,
-        };
+        *out.version_mut() = req.version().into();
         let headers = out.headers_mut();
         let (inline, spill) = req.spans.fields.as_slices();
         for field in inline.iter().chain(spill) {
@@ -370,7 +370,8 @@ impl From<Request> for http::Request<Body> {
 
 /// Converts from the `http` crate's request by writing its head in HTTP/1.1 form.
 ///
-/// Useful to call a handler directly in a test. HTTP/2 and later versions read as HTTP/1.1.
+/// Useful to call a handler directly in a test. The version is kept (HTTP/0.9 reads as
+/// HTTP/1.0, HTTP/3 as HTTP/2).
 impl<B: Into<Body>> From<http::Request<B>> for Request {
     fn from(req: http::Request<B>) -> Self {
         let (parts, body) = req.into_parts();
@@ -381,7 +382,8 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
         };
         let version = match parts.version {
             http::Version::HTTP_09 | http::Version::HTTP_10 => Version::Http10,
-            _ => Version::Http11,
+            http::Version::HTTP_11 => Version::Http11,
+            _ => Version::Http2,
         };
         let mut buf = BytesMut::new();
         let method_token = push(&mut buf, parts.method.as_str().as_bytes());

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use crate::request::Request;
+use super::Request;
 use crate::router::{DecodeError, percent_decode};
 
 /// One segment of a route template, as the request side needs it.
