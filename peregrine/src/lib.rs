@@ -47,6 +47,7 @@ mod handler;
 pub mod http1;
 pub mod http2;
 mod method;
+mod net;
 mod request;
 mod response;
 pub mod router;
@@ -54,7 +55,7 @@ pub mod routing;
 pub mod server;
 mod version;
 
-pub use body::{Body, BodyError, BodySender};
+pub use body::{Body, BodyError, BodySender, FileSpan};
 pub use handler::Handler;
 pub use method::{Method, STANDARD_METHODS};
 pub use request::{Headers, INLINE_HEADERS, Request};

@@ -80,8 +80,9 @@ use conditional::{Conditions, Precondition, Validators};
 use range::RangeOutcome;
 use resolve::{OpenError, Opened, PathError};
 
+pub use crate::body::FileSpan;
 pub use encoding::Coding;
-pub use reply::{FileBody, FileReply, FileSpan};
+pub use reply::{FileBody, FileReply};
 
 /// The parts of a request the static-file decision reads.
 ///

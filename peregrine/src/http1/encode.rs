@@ -102,6 +102,10 @@ impl<'a> ResponseHead<'a> {
     }
 }
 
+/// The interim response that asks an `Expect: 100-continue` client for its body
+/// (RFC 9110 §10.1.1, §15.2.1).
+pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
 /// Appends a response head to `out`: status line, the caller's fields, `Date`, `Server`, the
 /// framing field for `body` and the connection signal, then the empty line.
 ///

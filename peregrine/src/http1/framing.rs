@@ -244,6 +244,57 @@ pub fn response_framing(
     })
 }
 
+/// How a server sends a response body: the framing its head announces, and whether body
+/// bytes follow the head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutgoingBody {
+    /// The framing the head announces (what `encode::encode_head` writes).
+    pub length: BodyLength,
+    /// Whether body bytes follow the head: false for HEAD, 1xx, 204 and 304.
+    pub send: bool,
+}
+
+/// The outgoing-framing rule for a response: from its status, the request's method and
+/// version, and the body's size when known.
+///
+/// - 1xx and 204 have no content and announce none (RFC 9110 §6.4.1, §8.6).
+/// - 304 and the answer to HEAD announce the length the content would have had, and send none
+///   (RFC 9110 §8.6, §9.3.2, §15.4.5).
+/// - Otherwise a known size is sent with `Content-Length`; an unknown one chunked to an
+///   HTTP/1.1 client, and delimited by closing the connection to an HTTP/1.0 client, which knows
+///   no chunked coding (RFC 9112 §6.1, §6.3 rule 8).
+///
+/// # Examples
+/// ```
+/// use peregrine::Version;
+/// use peregrine::http1::framing::{BodyLength, OutgoingBody, response_body};
+/// assert_eq!(
+///     response_body(200, false, Version::Http11, None),
+///     OutgoingBody { length: BodyLength::Chunked, send: true }
+/// );
+/// assert_eq!(
+///     response_body(200, true, Version::Http11, Some(12)),
+///     OutgoingBody { length: BodyLength::Length(12), send: false }
+/// );
+/// assert_eq!(response_body(200, false, Version::Http10, None).length, BodyLength::CloseDelimited);
+/// ```
+#[inline]
+pub fn response_body(
+    status: u16,
+    request_is_head: bool,
+    request_version: Version,
+    size: Option<u64>,
+) -> OutgoingBody {
+    let no_content = status < 200 || status == 204;
+    let length = match size {
+        _ if no_content => BodyLength::Length(0),
+        Some(n) => BodyLength::Length(n),
+        None if request_version == Version::Http10 => BodyLength::CloseDelimited,
+        None => BodyLength::Chunked,
+    };
+    OutgoingBody { length, send: !(no_content || status == 304 || request_is_head) }
+}
+
 /// The Content-Length of a message from all its field lines (RFC 9110 §8.6).
 fn content_length<'a>(mut values: impl Iterator<Item = &'a [u8]>) -> Result<u64, ParseError> {
     let first = values.next().unwrap_or_default();

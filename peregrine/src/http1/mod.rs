@@ -4,9 +4,11 @@
 //!   [`HeadScanner`] keeps repeated attempts on a trickled head linear.
 //! - [`framing`] decides how a message body is delimited (Content-Length, chunked, none), in one
 //!   place shared by the server and the client.
-//! - [`chunked`] decodes and encodes the chunked transfer coding incrementally.
+//! - [`body_decoder`] reads a message body (Content-Length, chunked or close-delimited) with a
+//!   size limit and trailers; [`chunked`] decodes and encodes the chunked coding incrementally.
 //! - [`encode`] writes response heads into a reusable buffer.
 
+pub mod body_decoder;
 pub mod chunked;
 mod content_length;
 pub mod encode;

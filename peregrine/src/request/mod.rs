@@ -125,6 +125,36 @@ impl HeadSpans {
     }
 }
 
+/// What an access log reads of a request head: ranges of the head's bytes.
+#[derive(Clone, Debug)]
+pub(crate) struct LogSpans {
+    pub(crate) method: std::ops::Range<usize>,
+    pub(crate) target: std::ops::Range<usize>,
+    pub(crate) version: Version,
+    pub(crate) user_agent: Option<std::ops::Range<usize>>,
+    pub(crate) referer: Option<std::ops::Range<usize>>,
+}
+
+impl HeadSpans {
+    /// Where the parts an access log shows sit in `head`, the bytes these spans index.
+    pub(crate) fn log_spans(&self, head: &[u8]) -> LogSpans {
+        let (inline, spill) = self.fields.as_slices();
+        let find = |name: &str| {
+            inline.iter().chain(spill).find_map(|f| {
+                let n = head.get(f.name.range())?;
+                n.eq_ignore_ascii_case(name.as_bytes()).then(|| f.value.range())
+            })
+        };
+        LogSpans {
+            method: self.method_token.range(),
+            target: self.target.range(),
+            version: self.version,
+            user_agent: find("user-agent"),
+            referer: find("referer"),
+        }
+    }
+}
+
 /// Splits a request-target into path and query (RFC 9112 §3.2).
 ///
 /// Origin form `/p?q` gives (`/p`, `q`); absolute form `http://h/p?q` drops scheme and

@@ -1,10 +1,14 @@
-//! The HTTP/1.1 server: a builder, worker threads, and a handle to stop them.
+//! The server: a builder, worker threads, and a handle to stop them.
 //!
 //! - `runtime`: thread per core, one current-thread tokio runtime and one `SO_REUSEPORT`
-//!   listener per worker, accept loop with back-off and the global connection limit.
-//! - `conn`: one connection: read, parse, dispatch, encode, write; keep-alive and pipelining.
-//! - `incoming`: request bodies read on demand by the handler.
-//! - [`Config`]: every limit and timeout, with its default.
+//!   listener per worker, accept loop with back-off and the global connection limit;
+//!   `worker`: what a worker's connections share.
+//! - `conn`: setting up a connection: the TLS handshake, the protocol choice.
+//! - `h1`: one HTTP/1.1 connection: read, parse, dispatch, encode, write; keep-alive,
+//!   pipelining, request bodies read for the handler.
+//! - `call`: polling a handler, a panic answered with 500.
+//! - [`Config`]: every limit and timeout, with its default; [`TlsConfig`]: certificates.
+//! - [`LogEntry`]: what the access log hook ([`Server::access_log`]) receives.
 //!
 //! # Examples
 //! ```no_run
@@ -17,10 +21,12 @@
 //! }
 //! ```
 
+mod access_log;
 mod buffers;
+mod call;
+mod config;
 mod conn;
-pub(crate) mod incoming;
-mod limits;
+mod h1;
 mod runtime;
 #[cfg(target_os = "linux")]
 mod sendfile;
@@ -35,22 +41,40 @@ use std::sync::atomic::AtomicUsize;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use limits::Config;
+pub use crate::net::{TlsConfig, TlsError};
+pub use access_log::LogEntry;
+pub use config::Config;
 
 use crate::handler::Handler;
+use access_log::AccessLog;
 use shutdown::ShutdownSignal;
+
+/// The protocols ALPN offers on a TLS listener, in order of preference (RFC 7301).
+const ALPN: &[&[u8]] = &[b"http/1.1"];
+
+/// Whether a listener speaks TLS.
+#[derive(Debug, Clone)]
+enum ListenTls {
+    /// As [`Server::tls`] says (plain when it was not called).
+    Default,
+    /// TLS with this configuration.
+    Tls(TlsConfig),
+}
 
 /// Builds and starts a server.
 ///
 /// Binds every address once per worker with `SO_REUSEPORT`; each worker is one thread with a
 /// current-thread tokio runtime. [`Server::run`] blocks until SIGINT or SIGTERM;
-/// [`Server::spawn`] returns a [`ServerHandle`].
+/// [`Server::spawn`] returns a [`ServerHandle`]. Listeners speak plain HTTP unless given TLS
+/// ([`Server::tls`], [`Server::and_bind_tls`]).
 #[derive(Debug)]
 pub struct Server {
-    addrs: Vec<SocketAddr>,
+    addrs: Vec<(SocketAddr, ListenTls)>,
     bind_error: Option<io::Error>,
     workers: usize,
     config: Config,
+    tls: Option<TlsConfig>,
+    access_log: Option<AccessLog>,
 }
 
 impl Server {
@@ -61,16 +85,76 @@ impl Server {
             bind_error: None,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             config: Config::default(),
+            tls: None,
+            access_log: None,
         };
         server.and_bind(addr)
     }
 
-    /// Also listens on `addr`.
-    pub fn and_bind(mut self, addr: impl ToSocketAddrs) -> Server {
+    /// Also listens on `addr` (with TLS when [`Server::tls`] is set).
+    pub fn and_bind(self, addr: impl ToSocketAddrs) -> Server {
+        self.listen(addr, ListenTls::Default)
+    }
+
+    /// Also listens on `addr` with TLS, whatever [`Server::tls`] says: for a server with a
+    /// plain and a TLS port.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use peregrine::{Request, Server};
+    /// use peregrine::server::TlsConfig;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tls = TlsConfig::from_pem_files("cert.pem", "key.pem")?;
+    /// Server::bind("0.0.0.0:80")
+    ///     .and_bind_tls("0.0.0.0:443", tls)
+    ///     .run(|_req: Request| async { "hello" })?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn and_bind_tls(self, addr: impl ToSocketAddrs, tls: TlsConfig) -> Server {
+        self.listen(addr, ListenTls::Tls(tls))
+    }
+
+    fn listen(mut self, addr: impl ToSocketAddrs, tls: ListenTls) -> Server {
         match addr.to_socket_addrs() {
-            Ok(addrs) => self.addrs.extend(addrs),
+            Ok(addrs) => self.addrs.extend(addrs.map(|a| (a, tls.clone()))),
             Err(e) => self.bind_error = Some(e),
         }
+        self
+    }
+
+    /// Serves TLS (HTTPS) on the addresses given to [`Server::bind`] and
+    /// [`Server::and_bind`]. ALPN offers `http/1.1`.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use peregrine::{Request, Server};
+    /// use peregrine::server::TlsConfig;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tls = TlsConfig::from_pem_files("cert.pem", "key.pem")?;
+    /// Server::bind("0.0.0.0:8443").tls(tls).run(|_req: Request| async { "hello" })?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn tls(mut self, tls: TlsConfig) -> Server {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Calls `log` once per request after its response is written, including the requests
+    /// the server refused before any handler ran (see [`LogEntry`]). It runs on the worker
+    /// thread that served the request: keep it short (format and hand off).
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, Server};
+    /// let server = Server::bind("127.0.0.1:0").access_log(|e| {
+    ///     eprintln!("{} {} {} {}", e.remote_addr.ip(), e.method, e.target, e.status);
+    /// });
+    /// # let _ = server;
+    /// ```
+    pub fn access_log(mut self, log: impl Fn(&LogEntry<'_>) + Send + Sync + 'static) -> Server {
+        self.access_log = Some(AccessLog(Arc::new(log)));
         self
     }
 
@@ -113,7 +197,8 @@ impl Server {
     /// Binds the listeners and starts the workers, returning at once.
     ///
     /// # Errors
-    /// Address resolution, bind or runtime creation failures.
+    /// Address resolution, bind or runtime creation failures; a TLS configuration rustls
+    /// refuses (`InvalidInput`).
     pub fn spawn<H: Handler>(self, handler: H) -> io::Result<ServerHandle> {
         if let Some(e) = self.bind_error {
             return Err(e);
@@ -121,20 +206,29 @@ impl Server {
         if self.addrs.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no address to bind"));
         }
-        let (listeners, addrs) = runtime::bind_all(&self.addrs, self.workers)?;
+        let mut tls = Vec::with_capacity(self.addrs.len());
+        for (_, listen) in &self.addrs {
+            let config = match listen {
+                ListenTls::Tls(config) => Some(config),
+                ListenTls::Default => self.tls.as_ref(),
+            };
+            let built = config.map(|c| c.server_config(ALPN)).transpose();
+            tls.push(built.map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?);
+        }
+        let addrs: Vec<SocketAddr> = self.addrs.iter().map(|(a, _)| *a).collect();
+        let (listeners, addrs) = runtime::bind_all(&addrs, self.workers)?;
         let shutdown = Arc::new(ShutdownSignal::default());
         let open = Arc::new(AtomicUsize::new(0));
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listeners) in listeners.into_iter().enumerate() {
-            let spawned = runtime::spawn_worker(
-                index,
-                listeners,
-                handler.clone(),
-                self.config,
-                open.clone(),
-                shutdown.clone(),
-            );
-            match spawned {
+            let listeners = listeners.into_iter().zip(tls.iter().cloned()).collect();
+            let shared = runtime::Shared {
+                config: self.config,
+                access_log: self.access_log.clone(),
+                open: open.clone(),
+                shutdown: shutdown.clone(),
+            };
+            match runtime::spawn_worker(index, listeners, handler.clone(), shared) {
                 Ok(thread) => threads.push(thread),
                 Err(e) => {
                     shutdown.trigger();

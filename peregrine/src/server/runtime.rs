@@ -13,8 +13,9 @@ use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::LocalSet;
 
+use super::access_log::AccessLog;
+use super::config::Config;
 use super::conn;
-use super::limits::Config;
 use super::shutdown::ShutdownSignal;
 use super::slots::Service;
 use super::worker::{Admitted, Worker};
@@ -63,27 +64,38 @@ pub(crate) fn bind_all(
     Ok((per_worker, bound))
 }
 
+/// A listener's TLS configuration, or `None` for plain TCP.
+pub(crate) type Tls = Option<Arc<rustls::ServerConfig>>;
+
+/// What every worker shares: settings, the access log, the connection count, the shutdown.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) access_log: Option<AccessLog>,
+    pub(crate) open: Arc<AtomicUsize>,
+    pub(crate) shutdown: Arc<ShutdownSignal>,
+}
+
 /// Starts one worker thread serving `listeners` until `shutdown` triggers and its connections
 /// finish (or `config.shutdown_timeout` passes).
 pub(crate) fn spawn_worker<H: Handler>(
     index: usize,
-    listeners: Vec<std::net::TcpListener>,
+    listeners: Vec<(std::net::TcpListener, Tls)>,
     handler: H,
-    config: Config,
-    open: Arc<AtomicUsize>,
-    shutdown: Arc<ShutdownSignal>,
+    shared: Shared,
 ) -> io::Result<std::thread::JoinHandle<()>> {
+    let Shared { config, access_log, open, shutdown } = shared;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
-        let worker = Rc::new(Worker::new(config, open));
+        let worker = Rc::new(Worker::new(config, access_log, open));
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();
         local.block_on(&runtime, async move {
-            for listener in listeners {
+            for (listener, tls) in listeners {
                 match TcpListener::from_std(listener) {
                     Ok(listener) => {
                         tokio::task::spawn_local(accept_loop(
                             listener,
+                            tls,
                             handler.clone(),
                             worker.clone(),
                         ));
@@ -123,6 +135,7 @@ const REFUSED: &[u8] =
 
 async fn accept_loop<H: Handler>(
     listener: TcpListener,
+    tls: Tls,
     handler: Rc<Service<H>>,
     worker: Rc<Worker>,
 ) {
@@ -141,7 +154,13 @@ async fn accept_loop<H: Handler>(
                 // Responses are written whole; Nagle would hold back pipelined ones.
                 let _ = stream.set_nodelay(true);
                 let admitted = Admitted::new(worker.clone());
-                tokio::task::spawn_local(conn::serve(stream, peer, handler.clone(), admitted));
+                tokio::task::spawn_local(conn::serve(
+                    stream,
+                    peer,
+                    tls.clone(),
+                    handler.clone(),
+                    admitted,
+                ));
             }
             Err(e) => {
                 if let Some(pause) = accept_backoff(&e) {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
-use crate::files::FileSpan;
+use crate::body::FileSpan;
 
 /// Linux transfers at most this many bytes per call (`MAX_RW_COUNT`).
 const MAX_PER_CALL: u64 = 0x7fff_f000;

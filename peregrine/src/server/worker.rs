@@ -10,14 +10,17 @@ use std::task::Waker;
 
 use tokio::sync::Notify;
 
+use super::access_log::AccessLog;
 use super::buffers::BufPool;
-use super::limits::Config;
+use super::config::Config;
 
 /// What every connection of one worker shares: the config, the shutdown state, the buffer pool.
 #[derive(Debug)]
 pub(crate) struct Worker {
     pub(crate) config: Config,
     pub(crate) buffers: BufPool,
+    /// The access log function, if any.
+    pub(crate) access_log: Option<AccessLog>,
     /// Connections open over all workers (the global limit).
     open: Arc<AtomicUsize>,
     /// Connections open on this worker.
@@ -34,10 +37,15 @@ pub(crate) struct Worker {
 
 impl Worker {
     /// A worker with no connection yet; `open` counts connections over all workers.
-    pub(crate) fn new(config: Config, open: Arc<AtomicUsize>) -> Worker {
+    pub(crate) fn new(
+        config: Config,
+        access_log: Option<AccessLog>,
+        open: Arc<AtomicUsize>,
+    ) -> Worker {
         Worker {
             config,
             buffers: BufPool::default(),
+            access_log,
             open,
             active: Cell::new(0),
             draining: Cell::new(false),
@@ -174,7 +182,7 @@ pub(crate) mod tests_support {
 
     /// A worker for unit tests that need one, counting one open connection.
     pub(crate) fn worker() -> Rc<Worker> {
-        let worker = Worker::new(Config::default(), Arc::new(AtomicUsize::new(1)));
+        let worker = Worker::new(Config::default(), None, Arc::new(AtomicUsize::new(1)));
         worker.active.set(1);
         Rc::new(worker)
     }

@@ -1,18 +1,30 @@
-//! Message bodies: one type for request bodies read from a connection and response bodies
-//! (empty, static or owned bytes, or streamed chunks).
+//! Message bodies: one type for bodies read from a connection (a request's on the server, a
+//! response's on the client) and bodies to send (empty, static or owned bytes, streamed chunks
+//! or a span of a file).
+//!
+//! A body read from a connection reaches [`Body`] through the small [`Receive`] trait, which
+//! each driver implements; this module knows no driver.
 
 use std::fmt;
 use std::future::poll_fn;
-use std::io;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
-use crate::files::FileSpan;
-use crate::server::incoming::Incoming;
+mod error;
+mod file_span;
+mod receive;
+
+pub use error::BodyError;
+pub(crate) use error::BodyErrorKind;
+pub use file_span::FileSpan;
+pub(crate) use receive::{Incoming, Receive};
 
 /// A message body: a stream of [`Bytes`] chunks.
+///
+/// `Send`, so a body can cross threads (a client used from a multi-threaded runtime); handler
+/// futures need not be `Send`.
 ///
 /// A request's body reads from the connection only when polled, so a handler that never looks
 /// at it costs nothing (the server drains or closes afterwards). A response body is sent with
@@ -31,7 +43,7 @@ pub struct Body {
     kind: Kind,
 }
 
-type PollChunk = dyn FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>>;
+type PollChunk = dyn FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send;
 
 enum Kind {
     Empty,
@@ -62,6 +74,8 @@ impl Body {
 
     /// A body produced by a poll function, called until it returns `Ready(None)`.
     ///
+    /// The function must be `Send`, as the body is: a client sends bodies from any thread.
+    ///
     /// # Examples
     /// ```
     /// use std::task::Poll;
@@ -76,7 +90,7 @@ impl Body {
     /// ```
     pub fn from_poll_fn<F>(f: F) -> Body
     where
-        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send + 'static,
     {
         Body { kind: Kind::Stream(Box::new(f)) }
     }
@@ -101,7 +115,7 @@ impl Body {
     /// ```
     pub fn from_poll_fn_sized<F>(len: u64, f: F) -> Body
     where
-        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + 'static,
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send + 'static,
     {
         Body { kind: Kind::SizedStream(len, Box::new(f)) }
     }
@@ -142,8 +156,9 @@ impl Body {
         }
     }
 
-    pub(crate) fn incoming(incoming: Incoming) -> Body {
-        Body { kind: Kind::Incoming(incoming) }
+    /// A body a driver receives through `source`, as its body `id`.
+    pub(crate) fn incoming(source: std::sync::Arc<dyn Receive>, id: u32) -> Body {
+        Body { kind: Kind::Incoming(Incoming::new(source, id)) }
     }
 
     /// The exact number of bytes left, when known.
@@ -195,7 +210,7 @@ impl Body {
 
     /// The next chunk of the body, or `None` at its end.
     ///
-    /// For a request body this reads from the connection; the first call answers
+    /// For a request body this reads from the connection; on HTTP/1.1 the first call answers
     /// `Expect: 100-continue` with `100 Continue` (RFC 9110 §10.1.1).
     ///
     /// # Errors
@@ -357,102 +372,6 @@ impl BodySender {
     /// response, so the client sees a truncated message rather than a complete one.
     pub async fn abort(self) {
         let _ = self.tx.send(Err(BodyError::new(BodyErrorKind::Aborted))).await;
-    }
-}
-
-/// Why reading a body failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BodyError {
-    kind: BodyErrorKind,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BodyErrorKind {
-    /// Longer than the limit.
-    TooLarge,
-    /// The connection ended before the body did.
-    Incomplete,
-    /// Malformed chunked framing (RFC 9112 §7.1).
-    Invalid,
-    /// The client sent too slowly (minimum data rate).
-    TimedOut,
-    /// Read after the request was answered.
-    Detached,
-    /// The producer aborted a streamed body.
-    Aborted,
-    /// A socket error.
-    Io(io::ErrorKind),
-}
-
-impl BodyError {
-    pub(crate) const fn new(kind: BodyErrorKind) -> BodyError {
-        BodyError { kind }
-    }
-
-    /// The body is longer than the allowed size (→ 413).
-    pub fn is_too_large(&self) -> bool {
-        self.kind == BodyErrorKind::TooLarge
-    }
-
-    /// The connection ended (or failed) before the body was complete.
-    pub fn is_incomplete(&self) -> bool {
-        matches!(self.kind, BodyErrorKind::Incomplete | BodyErrorKind::Io(_))
-    }
-
-    /// The chunked framing of the body is malformed (→ 400).
-    pub fn is_invalid(&self) -> bool {
-        self.kind == BodyErrorKind::Invalid
-    }
-
-    /// The client sent the body slower than the minimum data rate (→ 408).
-    pub fn is_timeout(&self) -> bool {
-        self.kind == BodyErrorKind::TimedOut
-    }
-
-    /// The status a server answers this error with.
-    pub fn status(&self) -> http::StatusCode {
-        match self.kind {
-            BodyErrorKind::TooLarge => http::StatusCode::PAYLOAD_TOO_LARGE,
-            BodyErrorKind::TimedOut => http::StatusCode::REQUEST_TIMEOUT,
-            BodyErrorKind::Aborted => http::StatusCode::INTERNAL_SERVER_ERROR,
-            _ => http::StatusCode::BAD_REQUEST,
-        }
-    }
-
-    fn message(&self) -> &'static str {
-        match self.kind {
-            BodyErrorKind::TooLarge => "body too large",
-            BodyErrorKind::Incomplete => "connection closed before the end of the body",
-            BodyErrorKind::Invalid => "invalid chunked body",
-            BodyErrorKind::TimedOut => "body data rate below the minimum",
-            BodyErrorKind::Detached => "body read after its request was answered",
-            BodyErrorKind::Aborted => "body aborted by its producer",
-            BodyErrorKind::Io(_) => "socket error while reading the body",
-        }
-    }
-}
-
-impl fmt::Display for BodyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())?;
-        if let BodyErrorKind::Io(kind) = self.kind {
-            write!(f, " ({kind})")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for BodyError {}
-
-impl From<BodyError> for io::Error {
-    fn from(e: BodyError) -> io::Error {
-        let kind = match e.kind {
-            BodyErrorKind::Io(kind) => kind,
-            BodyErrorKind::Incomplete => io::ErrorKind::UnexpectedEof,
-            BodyErrorKind::TimedOut => io::ErrorKind::TimedOut,
-            _ => io::ErrorKind::InvalidData,
-        };
-        io::Error::new(kind, e)
     }
 }
 

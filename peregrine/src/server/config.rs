@@ -1,7 +1,8 @@
 //! Limits and timeouts of the server, in one struct with documented defaults.
 //!
 //! The head limits ([`http1::Limits`]) are enforced by the parser; everything else here is
-//! enforced by the connection driver (`server::conn`) and the accept loop (`server::runtime`).
+//! enforced by the connection drivers (`server::conn`, `server::h1`) and the accept loop
+//! (`server::runtime`).
 
 use std::time::Duration;
 
@@ -41,6 +42,10 @@ pub struct Config {
     /// connection is closed without a response (the client may not even be speaking HTTP).
     /// Default 10 s (hyper's `header_read_timeout` is 30 s, nginx's `client_header_timeout` 60 s).
     pub header_read_timeout: Duration,
+    /// The TLS handshake must finish within this time from the accept; a client that stalls
+    /// mid-handshake is cut like a slowloris. Default 10 s (as `header_read_timeout`; nginx's
+    /// `ssl_handshake_timeout` is 60 s).
+    pub tls_handshake_timeout: Duration,
     /// How long a kept-alive connection may sit idle between requests before it is closed.
     /// Default 75 s (nginx's `keepalive_timeout`).
     pub keep_alive_timeout: Duration,
@@ -66,6 +71,7 @@ impl Default for Config {
             max_drain_bytes: 64 * 1024,
             max_connections: 16 * 1024,
             header_read_timeout: Duration::from_secs(10),
+            tls_handshake_timeout: Duration::from_secs(10),
             keep_alive_timeout: Duration::from_secs(75),
             min_body_rate: 240,
             min_body_rate_grace: Duration::from_secs(5),

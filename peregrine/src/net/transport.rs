@@ -1,0 +1,288 @@
+//! One transport under every connection: plain TCP or TLS (rustls), behind the one set of read,
+//! write, flush and shutdown calls the drivers use. Readiness-based, like tokio's `try_read` /
+//! `try_write`: a call that cannot go on returns `WouldBlock`, and the caller waits with the
+//! matching `poll_*_ready`, which for TLS also accounts for bytes rustls already holds.
+//!
+//! TLS runs rustls's buffered connection directly over the socket (no tokio-rustls layer): the
+//! drivers already own a readiness loop, so ciphertext goes from the socket into rustls and
+//! plaintext from rustls into the driver's read buffer with no extra task or buffer between.
+
+use std::io::{self, BufRead, Read, Write};
+use std::net::Shutdown;
+use std::task::{Context, Poll, ready};
+
+use bytes::BytesMut;
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+
+/// A connection's byte stream: plain TCP, or TLS over TCP.
+#[derive(Debug)]
+pub(crate) enum Transport {
+    /// Plain TCP.
+    Plain(TcpStream),
+    /// TLS: boxed, as a rustls connection is a few hundred bytes and idle plain connections
+    /// should not pay for it.
+    Tls(Box<TlsStream>),
+}
+
+/// A TLS session over a TCP stream.
+#[derive(Debug)]
+pub(crate) struct TlsStream {
+    pub(crate) tcp: TcpStream,
+    pub(crate) tls: rustls::ServerConnection,
+    /// Decrypted bytes rustls holds, not yet read.
+    plaintext: usize,
+    /// The peer sent `close_notify`, or its end of the stream closed.
+    eof: bool,
+}
+
+impl TlsStream {
+    pub(crate) fn new(tcp: TcpStream, tls: rustls::ServerConnection) -> TlsStream {
+        TlsStream { tcp, tls, plaintext: 0, eof: false }
+    }
+
+    /// Reads what the socket has into rustls and processes it. `Ok(false)` at end of stream.
+    fn read_tls(&mut self) -> io::Result<bool> {
+        let n = self.tls.read_tls(&mut SyncTcp(&self.tcp))?;
+        if n == 0 {
+            self.eof = true;
+            return Ok(false);
+        }
+        match self.tls.process_new_packets() {
+            Ok(state) => {
+                self.plaintext = state.plaintext_bytes_to_read();
+                self.eof |= state.peer_has_closed();
+                Ok(true)
+            }
+            Err(e) => {
+                // Send the alert rustls queued for this error, best effort, then fail.
+                let _ = self.tls.write_tls(&mut SyncTcp(&self.tcp));
+                Err(io::Error::new(io::ErrorKind::InvalidData, e))
+            }
+        }
+    }
+
+    /// Writes what rustls has for the socket. `WouldBlock` when the socket is full.
+    fn write_tls(&mut self) -> io::Result<()> {
+        while self.tls.wants_write() {
+            self.tls.write_tls(&mut SyncTcp(&self.tcp))?;
+        }
+        Ok(())
+    }
+
+    /// Runs the handshake as far as the socket allows: `Ready(Ok)` once it is done.
+    pub(crate) fn poll_handshake(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            if self.tls.wants_write() {
+                match self.write_tls() {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        ready!(self.tcp.poll_write_ready(cx))?;
+                        continue;
+                    }
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            }
+            if !self.tls.is_handshaking() {
+                return Poll::Ready(Ok(()));
+            }
+            match self.read_tls() {
+                Ok(true) => {}
+                Ok(false) => return Poll::Ready(Err(io::ErrorKind::UnexpectedEof.into())),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    ready!(self.tcp.poll_read_ready(cx))?;
+                }
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+/// `std::io` over a tokio socket's non-blocking calls, for rustls's `read_tls` / `write_tls`.
+struct SyncTcp<'a>(&'a TcpStream);
+
+impl Read for SyncTcp<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.try_read(buf)
+    }
+}
+
+impl Write for SyncTcp<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.try_write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.0.try_write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Transport {
+    /// The TCP socket under the transport (socket options, `sendfile(2)` on plain TCP).
+    pub(crate) fn tcp(&self) -> &TcpStream {
+        match self {
+            Transport::Plain(tcp) => tcp,
+            Transport::Tls(tls) => &tls.tcp,
+        }
+    }
+
+    /// Whether bytes go to the socket as they are (no TLS): `sendfile(2)` may be used.
+    pub(crate) fn is_plain(&self) -> bool {
+        matches!(self, Transport::Plain(_))
+    }
+
+    /// Ready when [`Transport::try_read_buf`] may make progress: bytes (or the end) wait.
+    #[inline]
+    pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Transport::Plain(tcp) => tcp.poll_read_ready(cx),
+            Transport::Tls(tls) if tls.plaintext > 0 || tls.eof => Poll::Ready(Ok(())),
+            Transport::Tls(tls) => tls.tcp.poll_read_ready(cx),
+        }
+    }
+
+    /// Reads into `buf`'s spare capacity: `Ok(0)` at end of stream, `WouldBlock` when nothing
+    /// is there yet. The caller reserves room first.
+    ///
+    /// A short read on plain TCP also clears the socket's readiness, saving the `recv` that
+    /// would only return `EAGAIN` (safe with edge-triggered epoll: bytes arriving later raise a
+    /// new event).
+    #[inline]
+    pub(crate) fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        match self {
+            Transport::Plain(tcp) => {
+                let spare = buf.capacity() - buf.len();
+                let n = tcp.try_read_buf(buf)?;
+                if n != 0 && n < spare {
+                    let _ = tcp.try_io(Interest::READABLE, || {
+                        Err::<(), _>(io::Error::from(io::ErrorKind::WouldBlock))
+                    });
+                }
+                Ok(n)
+            }
+            Transport::Tls(tls) => tls_read_buf(tls, buf),
+        }
+    }
+
+    /// Waits for bytes and reads them into `buf` (see [`Transport::try_read_buf`]).
+    pub(crate) fn poll_read_buf(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut BytesMut,
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.poll_read_ready(cx))?;
+            match self.try_read_buf(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+
+    /// Writes from `data`: how many bytes were taken, or `WouldBlock`. Over TLS the bytes are
+    /// taken into rustls, which encrypts them; [`Transport::poll_flush`] pushes the rest out.
+    #[inline]
+    pub(crate) fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(tcp) => tcp.try_write(data),
+            Transport::Tls(tls) => {
+                // rustls takes plaintext while its buffer of unsent records is under its limit
+                // (`set_buffer_limit`, 64 KiB by default), so a peer that does not read cannot
+                // make us buffer more.
+                let _ = flush_tls(tls);
+                let n = tls.tls.writer().write(data)?;
+                if n == 0 && !data.is_empty() {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                // Push it out now; what does not fit waits for the next write or flush.
+                match flush_tls(tls) {
+                    Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
+                    _ => Ok(n),
+                }
+            }
+        }
+    }
+
+    /// Ready when [`Transport::try_write`] may take bytes.
+    #[inline]
+    pub(crate) fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.tcp().poll_write_ready(cx)
+    }
+
+    /// Sends every byte the transport holds (TLS records rustls has not written yet).
+    pub(crate) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Transport::Plain(_) => Poll::Ready(Ok(())),
+            Transport::Tls(tls) => loop {
+                match flush_tls(tls) {
+                    Ok(()) => return Poll::Ready(Ok(())),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        ready!(tls.tcp.poll_write_ready(cx))?;
+                    }
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            },
+        }
+    }
+
+    /// Whether bytes wait in the transport for [`Transport::poll_flush`].
+    pub(crate) fn has_pending(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(tls) => tls.tls.wants_write(),
+        }
+    }
+
+    /// Ends our direction of the stream: TLS sends `close_notify` first (best effort), then the
+    /// socket's write half is shut (RFC 8446 §6.1; RFC 9112 §9.6).
+    pub(crate) fn shutdown_write(&mut self) -> io::Result<()> {
+        if let Transport::Tls(tls) = self {
+            tls.tls.send_close_notify();
+            let _ = flush_tls(tls);
+        }
+        socket2::SockRef::from(self.tcp()).shutdown(Shutdown::Write)
+    }
+}
+
+/// Writes what rustls holds for the socket.
+fn flush_tls(tls: &mut TlsStream) -> io::Result<()> {
+    tls.write_tls()
+}
+
+/// Reads decrypted bytes into `buf`, pulling ciphertext from the socket as needed.
+fn tls_read_buf(tls: &mut TlsStream, buf: &mut BytesMut) -> io::Result<usize> {
+    loop {
+        if tls.plaintext > 0 {
+            let mut copied = 0;
+            let mut reader = tls.tls.reader();
+            while tls.plaintext > 0 && buf.len() < buf.capacity() {
+                let chunk = reader.fill_buf()?;
+                let n = chunk.len().min(buf.capacity() - buf.len());
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                reader.consume(n);
+                tls.plaintext -= n.min(tls.plaintext);
+                copied += n;
+            }
+            if copied > 0 {
+                return Ok(copied);
+            }
+        }
+        if tls.eof {
+            return Ok(0);
+        }
+        if !tls.read_tls()? {
+            return Ok(0);
+        }
+        // Key updates and session tickets may have queued records: send them along.
+        if tls.tls.wants_write() {
+            let _ = flush_tls(tls);
+        }
+    }
+}

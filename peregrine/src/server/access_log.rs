@@ -1,0 +1,115 @@
+//! The access log hook: one call per request once its response is written, refused requests
+//! (which no handler saw) included.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::Version;
+
+/// One request as an access log records it, handed to the function given to
+/// [`Server::access_log`](crate::Server::access_log).
+///
+/// For a request the server refused before any handler ran (a malformed head, a body too
+/// large to accept), `refused` is true and the request line is what could be read of it:
+/// `method`, `target` and `version` may be `"-"`, `"-"` and `None`, and bytes that are not
+/// printable ASCII are written as `\xNN`.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct LogEntry<'a> {
+    /// The client's address.
+    pub remote_addr: SocketAddr,
+    /// The method token as sent.
+    pub method: &'a str,
+    /// The request-target as sent.
+    pub target: &'a str,
+    /// The protocol version, when the request line was understood.
+    pub version: Option<Version>,
+    /// The response's status code.
+    pub status: u16,
+    /// Content bytes of the response sent (not counting the head).
+    pub body_bytes: u64,
+    /// From the request head being read to the response being written.
+    pub duration: Duration,
+    /// The `User-Agent` field, if any.
+    pub user_agent: Option<&'a [u8]>,
+    /// The `Referer` field, if any.
+    pub referer: Option<&'a [u8]>,
+    /// The server answered without running a handler: the request broke a rule.
+    pub refused: bool,
+}
+
+/// The access log function, shared by the workers.
+#[derive(Clone)]
+pub(crate) struct AccessLog(pub(crate) Arc<dyn Fn(&LogEntry<'_>) + Send + Sync>);
+
+impl fmt::Debug for AccessLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AccessLog(..)")
+    }
+}
+
+/// What can be read of a request line the parser refused: method, target and version, each
+/// escaped for a log line. At most the first 512 bytes before the first CR or LF are read.
+pub(crate) fn refused_request_line(buf: &[u8]) -> (String, String, Option<Version>) {
+    let line = &buf[..buf.len().min(512)];
+    let line = match line.iter().position(|&b| b == b'\r' || b == b'\n') {
+        Some(end) => &line[..end],
+        None => line,
+    };
+    let mut parts = line.splitn(3, |&b| b == b' ');
+    let method = parts.next().filter(|m| !m.is_empty()).map_or_else(|| "-".into(), escape);
+    let target = parts.next().filter(|t| !t.is_empty()).map_or_else(|| "-".into(), escape);
+    let version = match parts.next() {
+        Some(b"HTTP/1.1") => Some(Version::Http11),
+        Some(b"HTTP/1.0") => Some(Version::Http10),
+        _ => None,
+    };
+    (method, target, version)
+}
+
+/// Printable ASCII as it is, anything else as `\xNN`: a log line cannot be split or forged by
+/// what a client sends.
+fn escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if (0x21..0x7f).contains(&b) && b != b'\\' {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_lines_are_read_as_far_as_they_go() {
+        struct Case {
+            input: &'static [u8],
+            expect: (&'static str, &'static str, Option<Version>),
+        }
+        let cases = [
+            Case {
+                input: b"GET /a HTTP/1.1\r\nHost: x\r\n",
+                expect: ("GET", "/a", Some(Version::Http11)),
+            },
+            Case { input: b"GET /a HTTP/2.0\r\n", expect: ("GET", "/a", None) },
+            Case {
+                input: b"GET /a\x01b HTTP/1.0\r\n",
+                expect: ("GET", "/a\\x01b", Some(Version::Http10)),
+            },
+            Case { input: b"\r\n", expect: ("-", "-", None) },
+            Case { input: b"BREW", expect: ("BREW", "-", None) },
+            Case { input: b"G\\T /\n", expect: ("G\\x5cT", "/", None) },
+        ];
+        for case in cases {
+            let (m, t, v) = refused_request_line(case.input);
+            assert_eq!((m.as_str(), t.as_str(), v), case.expect, "{:?}", case.input);
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! The write side of an HTTP/1.1 connection: flushing the batched responses, streaming bodies
+//! (`sendfile(2)` for files on plain TCP), and the lingering close.
+
+use std::future::{Future, poll_fn};
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use tokio::time::{Instant, Sleep};
+
+use super::response::COPY_MAX;
+use super::{Close, Conn};
+use crate::body::Body;
+use crate::handler::Handler;
+use crate::http1::chunked::{CRLF, encode_chunk, encode_chunk_head, encode_last_chunk};
+use crate::http1::framing::BodyLength;
+use crate::net::Transport;
+use crate::server::worker::Worker;
+
+/// Flush the write buffer once it holds this much, even mid-batch.
+pub(super) const FLUSH_AT: usize = 64 * 1024;
+
+/// Upper bound on the lingering close (reading what the client still sends after our last
+/// response, so the kernel does not answer it with a reset that destroys that response).
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 64 * 1024;
+
+impl<H: Handler> Conn<H> {
+    /// Writes the whole write buffer, and whatever the transport still holds (TLS records).
+    ///
+    /// A poll function rather than an `async fn` (here and in `write_all`): it holds two
+    /// references and a flag, where the async version held its arguments, a copy of them in an
+    /// inner future and that future's closure (152 bytes, inside every waiting connection).
+    pub(super) fn flush<'a>(
+        &'a mut self,
+        sleep: &'a mut Pin<&mut Sleep>,
+    ) -> impl Future<Output = Result<(), Close>> + 'a {
+        let mut armed = false;
+        poll_fn(move |cx| {
+            let Conn { io, worker, wbuf, wpos, .. } = &mut *self;
+            poll_flush(io, wbuf, wpos, worker, sleep, &mut armed, cx)
+        })
+    }
+
+    fn write_all<'a>(
+        &'a mut self,
+        data: &'a [u8],
+        sleep: &'a mut Pin<&mut Sleep>,
+    ) -> impl Future<Output = Result<(), Close>> + 'a {
+        let (mut pos, mut armed) = (0, false);
+        poll_fn(move |cx| {
+            let Conn { io, worker, .. } = &mut *self;
+            ready!(poll_write(io, data, &mut pos, worker, sleep, &mut armed, cx))?;
+            poll_transport_flush(io, worker, sleep, &mut armed, cx)
+        })
+    }
+
+    /// Streams a body after its head, with the framing the head announced. Returns the content
+    /// bytes written.
+    pub(super) async fn write_body(
+        &mut self,
+        body: &mut Body,
+        length: BodyLength,
+        sleep: &mut Pin<&mut Sleep>,
+    ) -> Result<u64, Close> {
+        // A file body of known length goes out with sendfile(2), skipping user space; over TLS
+        // it is read in chunks like any body.
+        #[cfg(target_os = "linux")]
+        if let (BodyLength::Length(n), Some(span), true) =
+            (length, body.file_span_mut(), self.io.is_plain())
+        {
+            // Corked, the head and the file leave in full segments (nginx's tcp_nopush).
+            let sock = socket2::SockRef::from(self.io.tcp());
+            let _ = sock.set_tcp_cork(true);
+            let sent = match self.flush(sleep).await {
+                Ok(()) => {
+                    let timeout = self.worker.config.write_timeout;
+                    crate::server::sendfile::send_file(self.io.tcp(), span, timeout)
+                        .await
+                        .map_err(|_| Close::Io)
+                }
+                Err(e) => Err(e),
+            };
+            let _ = socket2::SockRef::from(self.io.tcp()).set_tcp_cork(false);
+            return sent.map(|()| n);
+        }
+        let mut left = match length {
+            BodyLength::Length(n) => n,
+            _ => u64::MAX,
+        };
+        let mut sent = 0;
+        loop {
+            let chunk = match poll_fn(|cx| body.poll_chunk(cx)).await {
+                None => break,
+                Some(Ok(chunk)) => chunk,
+                // The body failed mid-response: the message cannot be completed, so the
+                // connection closes and the client sees it truncated.
+                Some(Err(_)) => return Err(Close::Done),
+            };
+            if chunk.is_empty() {
+                continue;
+            }
+            let chunked = length == BodyLength::Chunked;
+            if !chunked {
+                // A body longer than its declared length would corrupt the framing.
+                left = left.checked_sub(chunk.len() as u64).ok_or(Close::Done)?;
+            }
+            sent += chunk.len() as u64;
+            if chunk.len() >= COPY_MAX {
+                // Large chunks go out from their own buffer, not copied.
+                if chunked {
+                    encode_chunk_head(chunk.len() as u64, &mut self.wbuf);
+                }
+                self.flush(sleep).await?;
+                self.write_all(&chunk, sleep).await?;
+                if chunked {
+                    self.wbuf.extend_from_slice(CRLF);
+                }
+                continue;
+            }
+            if chunked {
+                encode_chunk(&chunk, &mut self.wbuf);
+            } else {
+                self.wbuf.extend_from_slice(&chunk);
+            }
+            if self.wbuf.len() >= FLUSH_AT {
+                self.flush(sleep).await?;
+            }
+        }
+        match length {
+            BodyLength::Chunked => {
+                // No trailers: cannot fail.
+                let _ = encode_last_chunk(&[], &mut self.wbuf);
+            }
+            BodyLength::Length(_) if left != 0 => return Err(Close::Done),
+            _ => {}
+        }
+        Ok(sent)
+    }
+
+    /// Lingering close (as nginx's `lingering_close`): stop sending, then read and drop what
+    /// the client still sends for a moment, so our last response is not destroyed by a reset.
+    pub(super) async fn linger(&mut self, sleep: &mut Pin<&mut Sleep>) {
+        if self.io.shutdown_write().is_err() {
+            return;
+        }
+        let deadline = Instant::now() + LINGER.min(self.worker.config.header_read_timeout);
+        sleep.as_mut().reset(deadline);
+        let stream = self.io.tcp();
+        let mut discarded = 0;
+        poll_fn(|cx| {
+            let mut scratch = [0u8; 256];
+            while discarded < LINGER_BYTES {
+                match stream.poll_read_ready(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(_)) => return Poll::Ready(()),
+                    Poll::Pending => {
+                        return if sleep.as_mut().poll(cx).is_ready() {
+                            Poll::Ready(())
+                        } else {
+                            Poll::Pending
+                        };
+                    }
+                }
+                // Raw bytes: after our close_notify, whatever TLS records follow are dropped
+                // unread.
+                match stream.try_read(&mut scratch) {
+                    Ok(0) => return Poll::Ready(()),
+                    Ok(n) => discarded += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => return Poll::Ready(()),
+                }
+            }
+            Poll::Ready(())
+        })
+        .await
+    }
+}
+
+/// Writes `wbuf[*wpos..]` and then what the transport holds; clears the buffer once written.
+pub(super) fn poll_flush(
+    io: &mut Transport,
+    wbuf: &mut Vec<u8>,
+    wpos: &mut usize,
+    worker: &Worker,
+    sleep: &mut Pin<&mut Sleep>,
+    armed: &mut bool,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), Close>> {
+    ready!(poll_write(io, wbuf, wpos, worker, sleep, armed, cx))?;
+    wbuf.clear();
+    *wpos = 0;
+    poll_transport_flush(io, worker, sleep, armed, cx)
+}
+
+/// Sends what the transport still holds (TLS records), with the write timeout.
+fn poll_transport_flush(
+    io: &mut Transport,
+    worker: &Worker,
+    sleep: &mut Pin<&mut Sleep>,
+    armed: &mut bool,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), Close>> {
+    if !io.has_pending() {
+        return Poll::Ready(Ok(()));
+    }
+    match io.poll_flush(cx) {
+        Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
+        Poll::Ready(Err(_)) => Poll::Ready(Err(Close::Io)),
+        Poll::Pending => stalled(worker, sleep, armed, cx),
+    }
+}
+
+/// Writes `data[*pos..]`, advancing `pos`; a write making no progress for `write_timeout`
+/// fails (`armed`: the timer is set for the current stall).
+pub(super) fn poll_write(
+    io: &mut Transport,
+    data: &[u8],
+    pos: &mut usize,
+    worker: &Worker,
+    sleep: &mut Pin<&mut Sleep>,
+    armed: &mut bool,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), Close>> {
+    while *pos < data.len() {
+        match io.try_write(&data[*pos..]) {
+            Ok(0) => return Poll::Ready(Err(Close::Io)),
+            Ok(n) => {
+                *pos += n;
+                *armed = false;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                match io.poll_write_ready(cx) {
+                    Poll::Ready(Ok(())) => continue,
+                    Poll::Ready(Err(_)) => return Poll::Ready(Err(Close::Io)),
+                    Poll::Pending => {}
+                }
+                return stalled(worker, sleep, armed, cx);
+            }
+            Err(_) => return Poll::Ready(Err(Close::Io)),
+        }
+    }
+    Poll::Ready(Ok(()))
+}
+
+/// A write that cannot go on: arms the write timeout for this stall (progress restarts it) and
+/// fails once it fires.
+fn stalled(
+    worker: &Worker,
+    sleep: &mut Pin<&mut Sleep>,
+    armed: &mut bool,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), Close>> {
+    if !*armed {
+        sleep.as_mut().reset(Instant::now() + worker.config.write_timeout);
+        *armed = true;
+    }
+    if sleep.as_mut().poll(cx).is_ready() {
+        return Poll::Ready(Err(Close::Done));
+    }
+    Poll::Pending
+}
