@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod serve;
 
-/// A fast, strict HTTP/1.1 server.
+/// A fast, strict HTTP/1.1 server, with HTTPS.
 #[derive(Debug, Parser)]
 #[command(name = "peregrine", version, about, propagate_version = true)]
 struct Cli {
@@ -16,7 +16,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve a directory over HTTP/1.1: static files, listings, ranges, conditional requests.
+    /// Serve a directory over HTTP/1.1 or HTTPS: static files, listings, ranges, conditional
+    /// requests.
     Serve(serve::ServeArgs),
 }
 

@@ -1,13 +1,13 @@
-//! `peregrine serve`: a directory over HTTP/1.1, with an access log.
+//! `peregrine serve`: a directory over HTTP/1.1 or HTTPS, with an access log.
 
-use std::future::{Ready, ready};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use peregrine::Server;
 use peregrine::files::ServeDir;
-use peregrine::{Handler, Method, Request, Response, Server};
+use peregrine::server::{LogEntry, TlsConfig};
 
 /// Arguments of `peregrine serve`.
 #[derive(Debug, clap::Args)]
@@ -16,6 +16,8 @@ Examples:
   peregrine serve                      serve the current directory on http://127.0.0.1:8080
   peregrine serve ./public --addr 0.0.0.0:80 --cache-control 'public, max-age=3600'
   peregrine serve --addr 127.0.0.1:0   pick a free port (the printed URL shows it)
+  peregrine serve --tls-cert cert.pem --tls-key key.pem --addr 0.0.0.0:8443
+  peregrine serve --tls-self-signed    HTTPS on 127.0.0.1:8080 with a throw-away certificate
 
 Dotfiles (names starting with '.') are never served. NAME.br / NAME.gz next to a file are
 sent instead when the client accepts that encoding. Ctrl-C or SIGTERM stops the server
@@ -47,9 +49,24 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     file_cache_ms: u64,
 
-    /// Do not print the access log (one line per request on stderr).
+    /// Do not print the access log (one line per request on stderr, refused requests
+    /// included).
     #[arg(long)]
     quiet: bool,
+
+    /// Serve HTTPS with this PEM certificate chain (end-entity certificate first); needs
+    /// --tls-key. TLS 1.3 and 1.2, ALPN http/1.1, session resumption.
+    #[arg(long, value_name = "FILE", requires = "tls_key", help_heading = "TLS")]
+    tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = "TLS")]
+    tls_key: Option<PathBuf>,
+
+    /// Serve HTTPS with a throw-away certificate for localhost and 127.0.0.1, generated at
+    /// start; the path of its PEM file is printed, for `curl --cacert`. For local use only.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"], help_heading = "TLS")]
+    tls_self_signed: bool,
 }
 
 fn parse_cache_control(v: &str) -> Result<String, String> {
@@ -70,9 +87,13 @@ pub fn run(args: ServeArgs) -> ExitCode {
     };
     let files = files
         .listing(!args.no_listing)
-        .cache_control(args.cache_control)
+        .cache_control(args.cache_control.clone())
         .cache_ttl(Some(Duration::from_millis(args.file_cache_ms)));
     let root = files.root().to_owned();
+    let tls = match tls_config(&args) {
+        Ok(tls) => tls,
+        Err(msg) => return fail(format_args!("{msg}")),
+    };
     if !args.quiet {
         tracing_subscriber::fmt()
             .with_writer(io::stderr)
@@ -100,11 +121,30 @@ pub fn run(args: ServeArgs) -> ExitCode {
     if let Some(n) = args.workers {
         server = server.workers(usize::from(n));
     }
-    let handle = match server.spawn(AccessLog { files, log: !args.quiet }) {
+    if !args.quiet {
+        server = server.access_log(log_line);
+    }
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut generated = None;
+    if let Some((tls, cert)) = tls {
+        server = server.tls(tls);
+        generated = cert;
+    }
+    let handle = match server.spawn(files) {
         Ok(handle) => handle,
         Err(e) => return fail(format_args!("cannot listen on {}: {}", args.addr, describe(&e))),
     };
-    println!("Serving {} on http://{}", root.display(), handle.local_addr());
+    let addr = handle.local_addr();
+    println!("Serving {} on {scheme}://{addr}", root.display());
+    if let Some(cert) = &generated {
+        println!(
+            "TLS: throw-away certificate for localhost and 127.0.0.1 in {}; trust it with: \
+             curl --cacert {} https://localhost:{}/",
+            cert.display(),
+            cert.display(),
+            addr.port()
+        );
+    }
 
     let (mut interrupt, mut terminate) = waiting;
     signals.block_on(async {
@@ -117,7 +157,12 @@ pub fn run(args: ServeArgs) -> ExitCode {
         eprintln!("peregrine: shutting down, letting requests in flight finish");
     }
     handle.shutdown();
-    match handle.join() {
+    let joined = handle.join();
+    if let Some(dir) = generated.as_deref().and_then(Path::parent) {
+        // Throw-away: the certificate and key go with the server.
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    match joined {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("peregrine: {e}");
@@ -149,40 +194,63 @@ fn describe(e: &io::Error) -> String {
     }
 }
 
-/// The file handler with one access-log line per request (method, target, status, bytes of
-/// content sent, time to answer).
-#[derive(Clone, Debug)]
-struct AccessLog {
-    files: ServeDir,
-    log: bool,
+/// One access-log line: client, method, target, status, content bytes sent, time to answer.
+fn log_line(e: &LogEntry<'_>) {
+    tracing::info!(
+        "{} {} {} {} {} {:?}",
+        e.remote_addr.ip(),
+        e.method,
+        e.target,
+        e.status,
+        e.body_bytes,
+        e.duration
+    );
 }
 
-impl Handler for AccessLog {
-    type Output = Response;
-    type Future = Ready<Response>;
-
-    fn call(&self, req: Request) -> Ready<Response> {
-        if !self.log {
-            return ready(self.files.serve(&req));
-        }
-        let start = Instant::now();
-        let mut res = self.files.serve(&req);
-        let status = res.status().as_u16();
-        // Bytes of content this answer carries (the body streams after the log line).
-        let bytes = match (req.method(), status) {
-            (Method::Head, _) | (_, 304) => 0,
-            _ => res.body_mut().size_hint().unwrap_or(0),
-        };
-        let peer = req.remote_addr().map_or_else(|| "-".to_owned(), |a| a.ip().to_string());
-        tracing::info!(
-            "{} {} {} {} {} {:?}",
-            peer,
-            req.method().as_str().unwrap_or_else(|| req.method_str()),
-            req.target(),
-            status,
-            bytes,
-            start.elapsed()
-        );
-        ready(res)
+/// The TLS configuration the flags ask for (with the path of a generated certificate), or a
+/// one-line reason naming the file at fault.
+fn tls_config(args: &ServeArgs) -> Result<Option<(TlsConfig, Option<PathBuf>)>, String> {
+    if args.tls_self_signed {
+        let (cert, key) = self_signed()?;
+        let tls = TlsConfig::from_pem_files(&cert, &key).map_err(|e| e.to_string())?;
+        return Ok(Some((tls, Some(cert))));
     }
+    match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let tls = TlsConfig::from_pem_files(cert, key).map_err(|e| e.to_string())?;
+            Ok(Some((tls, None)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Writes a throw-away certificate and key for localhost / 127.0.0.1 / ::1 into a new private
+/// directory under the system's temp dir; returns their paths.
+fn self_signed() -> Result<(PathBuf, PathBuf), String> {
+    let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    let generated = rcgen::generate_simple_self_signed(names)
+        .map_err(|e| format!("cannot generate a certificate: {e}"))?;
+    let dir = std::env::temp_dir().join(format!("peregrine-tls-{}", std::process::id()));
+    let write = |dir: &Path| -> io::Result<(PathBuf, PathBuf)> {
+        std::fs::create_dir_all(dir)?;
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        std::fs::write(&cert, generated.cert.pem())?;
+        write_private(&key, generated.signing_key.serialize_pem().as_bytes())?;
+        Ok((cert, key))
+    };
+    write(&dir)
+        .map_err(|e| format!("{}: cannot write the certificate: {}", dir.display(), describe(&e)))
+}
+
+/// Writes a file only its owner can read (a private key).
+fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(bytes)
 }

@@ -57,6 +57,7 @@ fn tree() -> Tree {
 struct Served {
     child: Child,
     addr: SocketAddr,
+    stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl Served {
@@ -71,16 +72,25 @@ impl Served {
             .spawn()
             .expect("start peregrine");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout.read_line(&mut line).unwrap();
         // "Serving <dir> on http://127.0.0.1:PORT"
         let url = line.trim_end().rsplit(' ').next().unwrap_or_default();
-        let addr = url.strip_prefix("http://").and_then(|a| a.parse().ok());
+        let addr = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+        let addr = addr.and_then(|a| a.parse().ok());
         let Some(addr) = addr else {
             let _ = child.kill();
             panic!("no URL in {line:?}");
         };
         assert!(line.starts_with("Serving "), "{line}");
-        Served { child, addr }
+        Served { child, addr, stdout }
+    }
+
+    /// The next line the server printed on stdout.
+    fn next_line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line
     }
 
     /// Sends SIGTERM and waits for the exit; returns the status and everything on stderr.
@@ -370,6 +380,7 @@ fn startup_errors_exit_2_with_one_line() {
     let missing = t.base.join("nope").display().to_string();
     let file = t.www.join("hello.txt").display().to_string();
     let www = t.www.display().to_string();
+    let tls = tls_files(&t.base);
     let cases = [
         Case { args: vec![missing.clone()], expect: "no such file or directory" },
         Case { args: vec![file], expect: "not a directory" },
@@ -386,7 +397,22 @@ fn startup_errors_exit_2_with_one_line() {
             args: vec![www.clone(), "--workers".into(), "0".into()],
             expect: "invalid value '0'",
         },
-        Case { args: vec![www, "--cache-control".into(), "a\nb".into()], expect: "invalid value" },
+        Case {
+            args: vec![www.clone(), "--cache-control".into(), "a\nb".into()],
+            expect: "invalid value",
+        },
+        Case {
+            args: tls_args(&www, &missing, &tls.key),
+            expect: leak(format!("{missing}: cannot read: no such file or directory")),
+        },
+        Case {
+            args: tls_args(&www, &tls.cert, &tls.other_key),
+            expect: leak(format!("{}: private key does not match the certificate", tls.other_key)),
+        },
+        Case {
+            args: tls_args(&www, &tls.key, &tls.key),
+            expect: leak(format!("{}: no certificate (expected a PEM CERTIFICATE block)", tls.key)),
+        },
     ];
     for c in cases {
         let out = Command::new(BIN).arg("serve").args(&c.args).output().unwrap();
@@ -466,4 +492,93 @@ fn a_1_gib_file_streams_in_flat_memory() {
         .unwrap();
     eprintln!("peak RSS while sending 1 GiB: {peak_kb} kB");
     assert!(peak_kb < 64 * 1024, "peak RSS {peak_kb} kB while sending 1 GiB");
+}
+
+/// Certificate files for the TLS tests, written under `dir`.
+struct TlsFiles {
+    cert: String,
+    key: String,
+    other_key: String,
+}
+
+fn tls_files(dir: &Path) -> TlsFiles {
+    let make = || rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (a, b) = (make(), make());
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    TlsFiles {
+        cert: write("cert.pem", a.cert.pem()),
+        key: write("key.pem", a.signing_key.serialize_pem()),
+        other_key: write("other-key.pem", b.signing_key.serialize_pem()),
+    }
+}
+
+fn tls_args(www: &str, cert: &str, key: &str) -> Vec<String> {
+    vec![www.into(), "--tls-cert".into(), cert.into(), "--tls-key".into(), key.into()]
+}
+
+/// A test-lifetime string from a formatted one (the case table holds `&'static str`).
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// One GET over TLS with a rustls client trusting exactly `cert_pem`; the raw response.
+fn https_get(addr: SocketAddr, cert_pem: &[u8], name: &str, path: &str) -> String {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(rustls::pki_types::CertificateDer::from_pem_slice(cert_pem).unwrap()).unwrap();
+    let config =
+        rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+    let server_name = rustls::pki_types::ServerName::try_from(name.to_owned()).unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), server_name).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {name}\r\nConnection: close\r\n\r\n");
+    tls.write_all(req.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = tls.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn https_with_certificate_files() {
+    let t = tree();
+    let tls = tls_files(&t.base);
+    let s = Served::start(&t.www, &["--tls-cert", &tls.cert, "--tls-key", &tls.key, "--quiet"]);
+    let cert = std::fs::read(&tls.cert).unwrap();
+    let res = https_get(s.addr, &cert, "localhost", "/hello.txt");
+    assert!(res.starts_with("HTTP/1.1 200 OK\r\n"), "{res}");
+    assert!(res.ends_with("hello world\n"), "{res}");
+}
+
+#[test]
+fn https_with_a_self_signed_certificate() {
+    let t = tree();
+    let mut s = Served::start(&t.www, &["--tls-self-signed", "--quiet"]);
+    let line = s.next_line();
+    // "TLS: throw-away certificate for localhost and 127.0.0.1 in PATH; trust it with: ..."
+    let path = line.split(" in ").nth(1).and_then(|rest| rest.split(';').next()).unwrap();
+    let cert = std::fs::read(path).unwrap();
+    assert!(line.contains(&format!("https://localhost:{}/", s.addr.port())), "{line}");
+    for name in ["localhost", "127.0.0.1"] {
+        let res = https_get(s.addr, &cert, name, "/hello.txt");
+        assert!(res.starts_with("HTTP/1.1 200 OK\r\n"), "{name}: {res}");
+    }
+    // Plain HTTP on the TLS port: closed at once, nothing served.
+    let mut plain = TcpStream::connect(s.addr).unwrap();
+    plain.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    plain.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut got = Vec::new();
+    let start = Instant::now();
+    let _ = plain.read_to_end(&mut got);
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(!String::from_utf8_lossy(&got).contains("hello world"));
+    // The throw-away certificate goes with the server.
+    let (status, _) = s.terminate();
+    assert!(status.success());
+    assert!(!Path::new(path).exists(), "{path} left behind");
 }

@@ -25,7 +25,7 @@ fn keep_alive_serves_many_requests_on_one_connection() {
 fn handler_sees_the_client_address() {
     let server = spawn(app);
     let mut c = RawClient::connect(server.local_addr());
-    let me = c.stream.local_addr().unwrap();
+    let me = c.tcp().local_addr().unwrap();
     c.send(&get("/peer"));
     assert_eq!(String::from_utf8(c.response().body).unwrap(), format!("Some({me})"));
 }

@@ -194,3 +194,83 @@ fn client_closing_mid_body_does_not_hurt_the_server() {
     c.send(&get("/"));
     assert_eq!(c.response().body, b"hello");
 }
+
+/// Regression: a kept-alive request whose body had not fully arrived got its response only
+/// when the body came (or after ~5 s) although the handler never read it.
+#[test]
+fn the_response_does_not_wait_for_an_unread_body() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n0123456789");
+    c.tcp().set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let start = std::time::Instant::now();
+    let res = c.response();
+    assert!(start.elapsed() < Duration::from_millis(900), "waited {:?}", start.elapsed());
+    assert_eq!(res.body, b"hello");
+    assert_eq!(res.header("connection"), None);
+    // The rest of the body arrives later; it is drained and the connection goes on.
+    let mut rest = vec![b'z'; 990];
+    rest.extend_from_slice(&get("/info"));
+    c.send(&rest);
+    assert_eq!(c.response().body, b"GET /info - Http11");
+}
+
+/// Regression: a malformed chunked body already in the buffer got `200` and then a closed
+/// connection; its bytes are now checked before the response is written.
+#[test]
+fn a_malformed_buffered_body_gets_400_before_any_response() {
+    struct Case {
+        name: &'static str,
+        body: &'static [u8],
+    }
+    let cases = [
+        Case { name: "bad chunk size", body: b"zz\r\nab\r\n0\r\n\r\n" },
+        Case { name: "missing CRLF after data", body: b"3\r\nabcd\r\n0\r\n\r\n" },
+        Case { name: "bare LF", body: b"3\nabc\r\n0\r\n\r\n" },
+        Case { name: "size overflow", body: b"11111111111111111\r\n" },
+    ];
+    let server = spawn(app);
+    for case in cases {
+        let mut c = RawClient::connect(server.local_addr());
+        let mut req = b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        req.extend_from_slice(case.body);
+        c.send(&req);
+        let res = c.response();
+        assert_eq!(res.status, 400, "{}", case.name);
+        assert_eq!(res.header("connection"), Some("close"), "{}", case.name);
+        assert!(c.closed_within(Duration::from_secs(3)), "{}", case.name);
+    }
+}
+
+/// A chunked body that is valid so far but not complete is not waited for either.
+#[test]
+fn an_incomplete_chunked_body_is_answered_then_drained() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nab");
+    c.tcp().set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    assert_eq!(c.response().body, b"hello");
+    let mut rest = b"c\r\n0\r\n\r\n".to_vec();
+    rest.extend_from_slice(&get("/"));
+    c.send(&rest);
+    assert_eq!(c.response().body, b"hello");
+}
+
+/// A handler that reads the body from a task of its own: the connection reads for it.
+#[test]
+fn a_body_read_from_a_spawned_task() {
+    async fn spawned(req: peregrine::Request) -> peregrine::Response {
+        let body = req.into_body();
+        let read = tokio::task::spawn_local(async move { body.to_bytes(1 << 20).await });
+        match read.await {
+            Ok(Ok(bytes)) => peregrine::Response::new(bytes),
+            _ => peregrine::Response::with_status(http::StatusCode::BAD_REQUEST, "no body"),
+        }
+    }
+    let server = spawn(spawned);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n01234");
+    std::thread::sleep(Duration::from_millis(50));
+    c.send(b"56789");
+    assert_eq!(c.response().body, b"0123456789");
+}

@@ -128,7 +128,9 @@ impl HeadSpans {
 /// What an access log reads of a request head: ranges of the head's bytes.
 #[derive(Clone, Debug)]
 pub(crate) struct LogSpans {
-    pub(crate) method: std::ops::Range<usize>,
+    /// The method tag; the token's range is meaningful for [`Method::Extension`] only.
+    pub(crate) method: Method,
+    pub(crate) method_token: std::ops::Range<usize>,
     pub(crate) target: std::ops::Range<usize>,
     pub(crate) version: Version,
     pub(crate) user_agent: Option<std::ops::Range<usize>>,
@@ -146,11 +148,24 @@ impl HeadSpans {
             })
         };
         LogSpans {
-            method: self.method_token.range(),
+            method: self.method,
+            method_token: self.method_token.range(),
             target: self.target.range(),
             version: self.version,
             user_agent: find("user-agent"),
             referer: find("referer"),
+        }
+    }
+}
+
+impl LogSpans {
+    /// The method as sent, from `head` (the bytes these ranges index).
+    pub(crate) fn method_str<'h>(&self, head: &'h [u8]) -> &'h str {
+        match self.method.as_str() {
+            Some(standard) => standard,
+            None => {
+                head.get(self.method_token.clone()).and_then(crate::ascii::as_str).unwrap_or("-")
+            }
         }
     }
 }

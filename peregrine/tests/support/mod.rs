@@ -4,7 +4,10 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+pub mod tls;
 
 use peregrine::server::Config;
 use peregrine::{Handler, Server, ServerHandle};
@@ -44,18 +47,49 @@ impl RawResponse {
     }
 }
 
-/// A client on a raw socket.
+/// A byte stream a test client talks over: plain TCP or TLS.
+pub trait Stream: Read + Write + Send {
+    /// The TCP socket under the stream.
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl Stream for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Stream for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    fn tcp(&self) -> &TcpStream {
+        &self.sock
+    }
+}
+
+/// A client on a raw socket (plain or TLS).
 pub struct RawClient {
-    pub stream: TcpStream,
+    pub stream: Box<dyn Stream>,
     buf: Vec<u8>,
 }
 
 impl RawClient {
     pub fn connect(addr: SocketAddr) -> RawClient {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        stream.set_nodelay(true).unwrap();
-        RawClient { stream, buf: Vec::new() }
+        let stream = tcp(addr);
+        RawClient { stream: Box::new(stream), buf: Vec::new() }
+    }
+
+    /// Connects with TLS to `addr` as `name` (SNI and certificate check), handshake done.
+    pub fn connect_tls(
+        addr: SocketAddr,
+        config: Arc<rustls::ClientConfig>,
+        name: &str,
+    ) -> RawClient {
+        let stream = tls::connect(addr, config, name).expect("TLS handshake");
+        RawClient { stream: Box::new(stream), buf: Vec::new() }
+    }
+
+    /// The TCP socket under the client.
+    pub fn tcp(&self) -> &TcpStream {
+        self.stream.tcp()
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
@@ -177,22 +211,32 @@ impl RawClient {
         std::mem::take(&mut self.buf)
     }
 
-    /// Whether the server closed the connection (EOF or reset) within `within`.
+    /// Whether the server closed the connection (EOF or reset; for TLS also an EOF without
+    /// `close_notify` or a fatal alert) within `within`.
     pub fn closed_within(&mut self, within: Duration) -> bool {
         let start = Instant::now();
-        self.stream.set_read_timeout(Some(within)).unwrap();
+        self.tcp().set_read_timeout(Some(within)).unwrap();
         let closed = loop {
             match self.fill() {
                 Ok(0) => break true,
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => break true,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionReset
+                            | io::ErrorKind::UnexpectedEof
+                            | io::ErrorKind::InvalidData
+                    ) =>
+                {
+                    break true;
+                }
                 Err(_) => break false,
             }
             if start.elapsed() > within {
                 break false;
             }
         };
-        self.stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        self.tcp().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         closed
     }
 
@@ -200,6 +244,14 @@ impl RawClient {
     pub fn buffered(&self) -> &[u8] {
         &self.buf
     }
+}
+
+/// A TCP connection to `addr` with the tests' timeouts and no Nagle delay.
+pub fn tcp(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream
 }
 
 /// A GET request for `path` with a Host header.

@@ -307,7 +307,8 @@ impl<H: Handler> Conn<H> {
                     let text = |r: std::ops::Range<usize>| {
                         String::from_utf8_lossy(head.get(r).unwrap_or_default()).into_owned()
                     };
-                    (text(spans.method.clone()), text(spans.target.clone()), Some(spans.version))
+                    let method = spans.method_str(head).to_owned();
+                    (method, text(spans.target.clone()), Some(spans.version))
                 }
                 _ => refused_request_line(&self.rbuf),
             };
@@ -460,7 +461,7 @@ impl<H: Handler> Conn<H> {
             |r: std::ops::Range<usize>| head.get(r).and_then(crate::ascii::as_str).unwrap_or("-");
         (log.0)(&LogEntry {
             remote_addr: self.peer,
-            method: text(spans.method),
+            method: spans.method_str(head),
             target: text(spans.target),
             version: Some(spans.version),
             status: state.status,
