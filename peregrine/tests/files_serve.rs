@@ -119,3 +119,40 @@ fn mounted_under_a_prefix() {
     c.send(&request("GET", "/hello.txt", ""));
     assert_eq!(c.response().status, 404);
 }
+
+/// Regression: with the file cache on, a file truncated in place before the request was sent
+/// with its old Content-Length and cut short. Its descriptor is checked now (one fstat).
+#[test]
+fn a_file_changed_in_place_goes_out_with_its_current_length() {
+    let d = dir("changed");
+    let files = ServeDir::new(&d.0).unwrap().cache_ttl(Some(Duration::from_secs(60)));
+    let server = spawn(files);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&request("GET", "/big.bin", ""));
+    let before = c.response();
+    assert_eq!(before.body.len(), 3_000_000);
+    let old_tag = before.header("etag").unwrap().to_owned();
+
+    // Truncated in place: the cached descriptor sees the new size.
+    let f = std::fs::OpenOptions::new().write(true).open(d.0.join("big.bin")).unwrap();
+    f.set_len(100_000).unwrap();
+    drop(f);
+    c.send(&request("GET", "/big.bin", ""));
+    let after = c.response();
+    assert_eq!(after.status, 200);
+    assert_eq!(after.header("content-length"), Some("100000"));
+    assert_eq!(after.body.len(), 100_000);
+    assert_ne!(after.header("etag"), Some(old_tag.as_str()));
+    // A conditional request with the old tag no longer matches.
+    c.send(&request("GET", "/big.bin", &format!("If-None-Match: {old_tag}\r\n")));
+    assert_eq!(c.response().status, 200);
+
+    // Appended to: the new length, the whole file.
+    let mut f = std::fs::OpenOptions::new().append(true).open(d.0.join("big.bin")).unwrap();
+    std::io::Write::write_all(&mut f, &[7u8; 50_000]).unwrap();
+    drop(f);
+    c.send(&request("GET", "/big.bin", ""));
+    let grown = c.response();
+    assert_eq!(grown.body.len(), 150_000);
+    assert_eq!(&grown.body[100_000..], &[7u8; 50_000][..]);
+}

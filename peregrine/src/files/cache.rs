@@ -6,14 +6,16 @@
 //! path: a hit answers with no system call at all. Only successful resolutions of regular
 //! files are kept; they were checked (root containment, dotfiles) when they were made.
 //!
-//! The price is staleness bounded by the time-to-live: a file changed or replaced within it
-//! is still answered from the old snapshot (consistently: contents, length and validators
-//! belong together).
+//! The price is staleness bounded by the time-to-live: a file replaced within it (a new file
+//! renamed over it) is still answered from the old snapshot, consistently: contents, length
+//! and validators belong together. A file changed in place is not: an answer from an open
+//! descriptor checks it first (one `fstat`, see `ServeDir::answer`), so it goes out with its
+//! current length and validators, and its entry is dropped.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http::HeaderValue;
@@ -30,6 +32,8 @@ pub(crate) struct Repr {
     /// The open file; `None` when `contents` holds all of it.
     pub(crate) file: Option<Arc<File>>,
     pub(crate) len: u64,
+    /// The modification time the length and validators were taken at.
+    pub(crate) modified: Option<SystemTime>,
     pub(crate) validators: Validators,
     /// The whole contents, for small files held by the cache.
     pub(crate) contents: Option<Bytes>,
@@ -101,6 +105,11 @@ impl FileCache {
         }
         map.insert(key.into(), (now, resolved));
     }
+
+    /// Drops the resolution of `key` (the file changed since it was made).
+    pub(crate) fn remove(&self, key: &[u8]) {
+        self.map.write().unwrap_or_else(PoisonError::into_inner).remove(key);
+    }
 }
 
 #[cfg(test)]
@@ -118,6 +127,7 @@ mod tests {
             identity: Repr {
                 file: None,
                 len: 1,
+                modified: None,
                 validators,
                 contents: Some(Bytes::from_static(b"x")),
             },

@@ -254,7 +254,11 @@ impl ServeDir {
         let now = self.cache.as_ref().map(|_| Instant::now());
         if let (Some(cache), Some(now)) = (&self.cache, now) {
             if let Some(resolved) = cache.get(raw, now) {
-                return self.answer(req, head, &resolved);
+                let (reply, changed) = self.answer(req, head, &resolved, true);
+                if changed {
+                    cache.remove(raw);
+                }
+                return reply;
             }
         }
         let path = match resolve::decode(raw, self.hide_dotfiles) {
@@ -292,7 +296,8 @@ impl ServeDir {
         if let (Some(cache), Some(now)) = (&self.cache, now) {
             cache.insert(raw, resolved.clone(), now);
         }
-        self.answer(req, head, &resolved)
+        // Just opened: its metadata is current.
+        self.answer(req, head, &resolved, false).0
     }
 
     /// The listing of a directory without `index.html`, or 403 when listings are off.
@@ -340,14 +345,51 @@ impl ServeDir {
         }
     }
 
-    /// Answers from a resolved file: sibling choice, preconditions, range.
-    fn answer(&self, req: &FileRequest<'_>, head: bool, resolved: &Resolved) -> FileReply {
+    /// Answers from a resolved file: sibling choice, preconditions, range. With `check` (the
+    /// resolution came from the cache), true with the answer when the file turned out to have
+    /// changed since.
+    fn answer(
+        &self,
+        req: &FileRequest<'_>,
+        head: bool,
+        resolved: &Resolved,
+        check: bool,
+    ) -> (FileReply, bool) {
         // RFC 9110 §12.5.3: the best acceptable coding that has a sibling, else identity.
         let (coding, rep) = encoding::preferred(req.accept_encoding)
             .into_iter()
             .flatten()
             .find_map(|c| resolved.sibling(c).map(|r| (Some(c), r)))
             .unwrap_or((None, &resolved.identity));
+        // A file sent from its descriptor is checked against it (one fstat): a file changed in
+        // place since it was resolved (truncated, appended to, rewritten) goes out with its
+        // current length and validators rather than stale ones, which would cut the response
+        // short or promise bytes that are not there. Only a file that changes while it is sent
+        // can still end the connection early.
+        let current = rep.file.as_ref().filter(|_| check).and_then(|file| {
+            let meta = file.metadata().ok()?;
+            let same = meta.len() == rep.len && meta.modified().ok() == rep.modified;
+            (!same).then(|| Repr {
+                file: Some(file.clone()),
+                len: meta.len(),
+                modified: meta.modified().ok(),
+                validators: Validators::from_meta(&meta, coding),
+                contents: None,
+            })
+        });
+        let changed = current.is_some();
+        let rep = current.as_ref().unwrap_or(rep);
+        (self.answer_with(req, head, resolved, coding, rep), changed)
+    }
+
+    fn answer_with(
+        &self,
+        req: &FileRequest<'_>,
+        head: bool,
+        resolved: &Resolved,
+        coding: Option<Coding>,
+        rep: &Repr,
+    ) -> FileReply {
         let len = rep.len;
 
         let mut r = FileReply::new(200);
@@ -435,6 +477,7 @@ impl ServeDir {
 fn repr(o: Opened, coding: Option<Coding>, inline: bool) -> Repr {
     let validators = Validators::from_meta(&o.meta, coding);
     let len = o.meta.len();
+    let modified = o.meta.modified().ok();
     let file = Arc::new(o.file);
     if inline && len <= cache::INLINE_MAX {
         let contents = if len == 0 {
@@ -443,12 +486,12 @@ fn repr(o: Opened, coding: Option<Coding>, inline: bool) -> Repr {
             FileSpan::new(file.clone(), 0, len).read_chunk(len as usize)
         };
         if let Ok(Some(all)) = contents {
-            return Repr { file: None, len, validators, contents: Some(all) };
+            return Repr { file: None, len, modified, validators, contents: Some(all) };
         }
         // A read error, or a file that shrank meanwhile: read at answer time instead, where
         // the error ends the connection.
     }
-    Repr { file: Some(file), len, validators, contents: None }
+    Repr { file: Some(file), len, modified, validators, contents: None }
 }
 
 fn not_found(head: bool) -> FileReply {
