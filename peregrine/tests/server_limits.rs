@@ -65,8 +65,10 @@ fn keep_alive_timer_restarts_with_each_request() {
     }
 }
 
+/// Regression: at the connection limit, new clients got 503 for as long as idle keep-alive
+/// connections lasted (75 s). The longest-idle one is closed to admit the new one now.
 #[test]
-fn connection_limit_refuses_cleanly() {
+fn at_the_limit_the_longest_idle_connection_makes_room() {
     let config = Config { max_connections: 2, ..test_config() };
     let server = spawn_with(config, app);
     let mut a = RawClient::connect(server.local_addr());
@@ -74,26 +76,48 @@ fn connection_limit_refuses_cleanly() {
     for c in [&mut a, &mut b] {
         c.send(&get("/"));
         assert_eq!(c.response().status, 200);
+        std::thread::sleep(Duration::from_millis(20));
     }
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&get("/"));
+    assert_eq!(c.response().status, 200);
+    // `a` waited longest: it was closed; `b` lives on.
+    assert!(a.closed_within(Duration::from_secs(2)));
+    b.send(&get("/"));
+    assert_eq!(b.response().status, 200);
+}
+
+#[test]
+fn at_the_limit_with_every_connection_busy_new_ones_get_503() {
+    let config = Config { max_connections: 2, ..test_config() };
+    let server = spawn_with(config, app);
+    let mut a = RawClient::connect(server.local_addr());
+    let mut b = RawClient::connect(server.local_addr());
+    for c in [&mut a, &mut b] {
+        c.send(&get("/slow?1500"));
+    }
+    std::thread::sleep(Duration::from_millis(200));
     let mut refused = RawClient::connect(server.local_addr());
     let res = refused.response();
     assert_eq!(res.status, 503);
     assert_eq!(res.header("connection"), Some("close"));
     assert!(refused.closed_within(Duration::from_secs(2)));
-
-    // Freeing a slot lets the next connection in.
-    drop(a);
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let mut c = RawClient::connect(server.local_addr());
-        if let Some(res) = c.response_to(false).filter(|r| r.status == 503) {
-            assert!(Instant::now() < deadline, "slot never freed: {res:?}");
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
-        }
-        break;
+    // The busy ones finish; then idle, they make room for the next.
+    for c in [&mut a, &mut b] {
+        assert_eq!(c.response().body, b"slept");
     }
-    let mut c = RawClient::connect(server.local_addr());
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut c = loop {
+        let mut c = RawClient::connect(server.local_addr());
+        c.send(&get("/"));
+        match c.response_to(false) {
+            Some(res) if res.status == 200 => break c,
+            other => {
+                assert!(Instant::now() < deadline, "never admitted: {other:?}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
     c.send(&get("/"));
     assert_eq!(c.response().status, 200);
 }

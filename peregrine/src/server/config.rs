@@ -34,8 +34,10 @@ pub struct Config {
     /// How much of a request body the handler did not read is read and discarded to keep the
     /// connection alive. Beyond it the connection closes after the response. Default 64 KiB.
     pub max_drain_bytes: u64,
-    /// Connections open at once, over all workers. At the limit a new connection is accepted,
-    /// answered `503 Service Unavailable` with `Connection: close`, and closed. Default 16,384.
+    /// Connections open at once, over all workers. At the limit a new connection is admitted
+    /// by closing the longest-idle keep-alive connection (nginx's and Kestrel's way of
+    /// reusing idle connections); only when every connection is busy is it answered
+    /// `503 Service Unavailable` with `Connection: close` and closed. Default 16,384.
     pub max_connections: usize,
     /// The whole request head must arrive within this time, counted from the first byte of the
     /// request (or from the accept, for the first request): the slowloris defence. The

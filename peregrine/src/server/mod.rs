@@ -27,6 +27,7 @@ mod call;
 mod config;
 mod conn;
 mod h1;
+mod idle;
 mod runtime;
 #[cfg(target_os = "linux")]
 mod sendfile;
@@ -37,7 +38,6 @@ mod worker;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -218,14 +218,14 @@ impl Server {
         let addrs: Vec<SocketAddr> = self.addrs.iter().map(|(a, _)| *a).collect();
         let (listeners, addrs) = runtime::bind_all(&addrs, self.workers)?;
         let shutdown = Arc::new(ShutdownSignal::default());
-        let open = Arc::new(AtomicUsize::new(0));
+        let load = Arc::new(worker::Load::new(listeners.len()));
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listeners) in listeners.into_iter().enumerate() {
             let listeners = listeners.into_iter().zip(tls.iter().cloned()).collect();
             let shared = runtime::Shared {
                 config: self.config,
                 access_log: self.access_log.clone(),
-                open: open.clone(),
+                load: load.clone(),
                 shutdown: shutdown.clone(),
             };
             match runtime::spawn_worker(index, listeners, handler.clone(), shared) {

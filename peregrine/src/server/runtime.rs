@@ -6,7 +6,6 @@ use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
@@ -18,7 +17,7 @@ use super::config::Config;
 use super::conn;
 use super::shutdown::ShutdownSignal;
 use super::slots::Service;
-use super::worker::{Admitted, Worker};
+use super::worker::{Admitted, Load, Worker};
 use crate::handler::Handler;
 
 /// Pending connections per listener (the kernel caps it at `net.core.somaxconn`).
@@ -71,7 +70,7 @@ pub(crate) type Tls = Option<Arc<rustls::ServerConfig>>;
 pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) access_log: Option<AccessLog>,
-    pub(crate) open: Arc<AtomicUsize>,
+    pub(crate) load: Arc<Load>,
     pub(crate) shutdown: Arc<ShutdownSignal>,
 }
 
@@ -83,10 +82,10 @@ pub(crate) fn spawn_worker<H: Handler>(
     handler: H,
     shared: Shared,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let Shared { config, access_log, open, shutdown } = shared;
+    let Shared { config, access_log, load, shutdown } = shared;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
-        let worker = Rc::new(Worker::new(config, access_log, open));
+        let worker = Rc::new(Worker::new(config, access_log, index, load));
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();
         local.block_on(&runtime, async move {
@@ -103,7 +102,12 @@ pub(crate) fn spawn_worker<H: Handler>(
                     Err(e) => tracing::error!("peregrine: cannot register listener: {e}"),
                 }
             }
+            let evictions = tokio::task::spawn_local({
+                let worker = worker.clone();
+                async move { worker.serve_evictions().await }
+            });
             shutdown.wait().await;
+            evictions.abort();
             worker.begin_drain();
             // In-flight requests finish; connections close as they become idle.
             let _ = tokio::time::timeout(worker.config.shutdown_timeout, worker.all_closed()).await;
@@ -129,7 +133,8 @@ fn accept_backoff(e: &io::Error) -> Option<Duration> {
     }
 }
 
-/// The answer to a connection over the global limit (RFC 9110 §15.6.4).
+/// The answer to a connection over the global limit when every connection is busy
+/// (RFC 9110 §15.6.4).
 const REFUSED: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
@@ -154,13 +159,7 @@ async fn accept_loop<H: Handler>(
                 // Responses are written whole; Nagle would hold back pipelined ones.
                 let _ = stream.set_nodelay(true);
                 let admitted = Admitted::new(worker.clone());
-                tokio::task::spawn_local(conn::serve(
-                    stream,
-                    peer,
-                    tls.clone(),
-                    handler.clone(),
-                    admitted,
-                ));
+                conn::start(stream, peer, tls.clone(), handler.clone(), admitted);
             }
             Err(e) => {
                 if let Some(pause) = accept_backoff(&e) {

@@ -1,5 +1,9 @@
 //! What every connection of one worker shares: the config, the buffer pool, the connection
 //! count and the drain state; and the slot each connection holds while it is open.
+//!
+//! At the connection limit a new connection is admitted by closing the longest-idle
+//! keep-alive connection, of this worker or, when this one has none idle, of another (which
+//! is asked through [`Load`]); it is refused only when every connection is busy.
 
 use std::cell::{Cell, RefCell};
 use std::pin::pin;
@@ -13,6 +17,32 @@ use tokio::sync::Notify;
 use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
+use super::idle::Slots;
+
+/// What the workers share: the connection count, and per worker how many connections are idle
+/// and how many evictions others asked of it.
+#[derive(Debug)]
+pub(crate) struct Load {
+    /// Connections open over all workers (the global limit).
+    open: AtomicUsize,
+    workers: Box<[WorkerLoad]>,
+}
+
+#[derive(Debug, Default)]
+struct WorkerLoad {
+    idle: AtomicUsize,
+    evict: AtomicUsize,
+    wake: Notify,
+}
+
+impl Load {
+    pub(crate) fn new(workers: usize) -> Load {
+        Load {
+            open: AtomicUsize::new(0),
+            workers: (0..workers).map(|_| Default::default()).collect(),
+        }
+    }
+}
 
 /// What every connection of one worker shares: the config, the shutdown state, the buffer pool.
 #[derive(Debug)]
@@ -21,36 +51,38 @@ pub(crate) struct Worker {
     pub(crate) buffers: BufPool,
     /// The access log function, if any.
     pub(crate) access_log: Option<AccessLog>,
-    /// Connections open over all workers (the global limit).
-    open: Arc<AtomicUsize>,
+    index: usize,
+    load: Arc<Load>,
     /// Connections open on this worker.
     active: Cell<usize>,
     /// Set once shutdown begins: stop accepting, close idle connections, answer with close.
     draining: Cell<bool>,
     /// Wakes the accept loops when draining starts.
     drain_notify: Notify,
-    /// Wakes idle connections when draining starts (see [`IdleWakers`]).
-    idle: RefCell<IdleWakers>,
+    /// The connections' slots, the idle ones in idle order (see [`Slots`]).
+    slots: RefCell<Slots>,
     /// Wakes the worker when its last connection closes during a drain.
     idle_notify: Notify,
 }
 
 impl Worker {
-    /// A worker with no connection yet; `open` counts connections over all workers.
+    /// Worker `index` of those sharing `load`, with no connection yet.
     pub(crate) fn new(
         config: Config,
         access_log: Option<AccessLog>,
-        open: Arc<AtomicUsize>,
+        index: usize,
+        load: Arc<Load>,
     ) -> Worker {
         Worker {
             config,
             buffers: BufPool::default(),
             access_log,
-            open,
+            index,
+            load,
             active: Cell::new(0),
             draining: Cell::new(false),
             drain_notify: Notify::new(),
-            idle: RefCell::default(),
+            slots: RefCell::default(),
             idle_notify: Notify::new(),
         }
     }
@@ -76,38 +108,96 @@ impl Worker {
     pub(crate) fn begin_drain(&self) {
         self.draining.set(true);
         self.drain_notify.notify_waiters();
-        let wakers: Vec<Waker> =
-            self.idle.borrow_mut().slots.iter_mut().flat_map(Option::take).collect();
+        let wakers = self.slots.borrow_mut().take_wakers();
         wakers.into_iter().for_each(Waker::wake);
     }
 
-    /// Registers the waker of connection `slot`, waiting between requests, to be woken when
-    /// draining starts. Call [`Worker::draining`] first.
+    /// Registers the waker of connection `slot` while it waits, to be woken when draining
+    /// starts or when it is chosen to close. Call [`Worker::draining`] first.
     #[inline]
-    pub(crate) fn watch_drain(&self, slot: u32, waker: &Waker) {
-        let mut idle = self.idle.borrow_mut();
-        if let Some(w) = idle.slots.get_mut(slot as usize) {
-            match w {
-                Some(w) if w.will_wake(waker) => {}
-                _ => *w = Some(waker.clone()),
-            }
+    pub(crate) fn watch(&self, slot: u32, waker: &Waker) {
+        self.slots.borrow_mut().watch(slot, waker);
+    }
+
+    /// Connection `slot` waits for its next request (it may be closed to admit another).
+    pub(crate) fn go_idle(&self, slot: u32) {
+        self.slots.borrow_mut().idle(slot);
+        self.load.workers[self.index].idle.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Connection `slot` has a request again (after [`Worker::go_idle`]).
+    pub(crate) fn go_busy(&self, slot: u32) {
+        let mut slots = self.slots.borrow_mut();
+        let before = slots.idle_count();
+        slots.busy(slot);
+        if slots.idle_count() < before {
+            self.load.workers[self.index].idle.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
-    /// Counts a new connection against the global limit; false when at the limit.
+    /// Whether connection `slot` was chosen to close to admit a new one.
+    #[inline]
+    pub(crate) fn evicted(&self, slot: u32) -> bool {
+        self.slots.borrow().evicted(slot)
+    }
+
+    /// Closes up to `n` of this worker's longest-idle connections; how many it closed.
+    pub(crate) fn evict(&self, n: usize) -> usize {
+        let mut done = 0;
+        while done < n && self.slots.borrow_mut().evict_oldest() {
+            self.load.workers[self.index].idle.fetch_sub(1, Ordering::Relaxed);
+            done += 1;
+        }
+        done
+    }
+
+    /// Counts a new connection against the global limit. At the limit, makes room by closing
+    /// the longest-idle keep-alive connection (this worker's, else another's); false when
+    /// every connection is busy.
+    ///
+    /// While an evicted connection closes, the count may pass the limit by the evictions
+    /// under way: at most one per connection admitted this way, each closing at its next poll.
     pub(crate) fn admit(&self) -> bool {
-        let before = self.open.fetch_add(1, Ordering::AcqRel);
-        if before >= self.config.max_connections {
-            self.open.fetch_sub(1, Ordering::AcqRel);
+        let before = self.load.open.fetch_add(1, Ordering::AcqRel);
+        if before >= self.config.max_connections && !self.make_room() {
+            self.load.open.fetch_sub(1, Ordering::AcqRel);
             return false;
         }
         self.active.set(self.active.get() + 1);
         true
     }
 
+    fn make_room(&self) -> bool {
+        if self.evict(1) == 1 {
+            return true;
+        }
+        // Another worker's idle connection: ask it, it closes one when it next runs.
+        let others = self.load.workers.iter().enumerate().filter(|(i, _)| *i != self.index);
+        for (_, other) in others {
+            let idle = other.idle.load(Ordering::Relaxed);
+            let asked = other.evict.load(Ordering::Relaxed);
+            if idle > asked {
+                other.evict.fetch_add(1, Ordering::Relaxed);
+                other.wake.notify_one();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Serves the evictions other workers ask of this one, until the worker stops.
+    pub(crate) async fn serve_evictions(&self) {
+        let mine = &self.load.workers[self.index];
+        loop {
+            mine.wake.notified().await;
+            let asked = mine.evict.swap(0, Ordering::Relaxed);
+            self.evict(asked);
+        }
+    }
+
     /// Releases a connection admitted by [`Worker::admit`].
-    pub(crate) fn release(&self) {
-        self.open.fetch_sub(1, Ordering::AcqRel);
+    fn release(&self) {
+        self.load.open.fetch_sub(1, Ordering::AcqRel);
         let left = self.active.get().saturating_sub(1);
         self.active.set(left);
         if left == 0 {
@@ -127,51 +217,25 @@ impl Worker {
     }
 }
 
-/// The wakers of a worker's connections, one slot per open connection, woken when draining
-/// starts.
-///
-/// Each wait between requests used to register with a [`Notify`] (a lock and a list insert,
-/// then a removal: about 260 instructions per request at one request per wait); re-registering
-/// here is a waker compare.
-#[derive(Debug, Default)]
-pub(crate) struct IdleWakers {
-    slots: Vec<Option<Waker>>,
-    free: Vec<u32>,
-}
-
-/// Releases a connection slot when the connection's task ends, however it ends.
+/// Releases a connection's slot and count when the connection's task ends, however it ends.
 pub(crate) struct Admitted {
     pub(crate) worker: Rc<Worker>,
-    /// The connection's slot in [`Worker::watch_drain`].
+    /// The connection's slot (see [`Worker::watch`]).
     pub(crate) idle: u32,
 }
 
 impl Admitted {
-    /// Takes an idle-waker slot for a new connection of `worker` (already counted by `admit`).
+    /// Takes a slot for a new connection of `worker` (already counted by `admit`).
     pub(crate) fn new(worker: Rc<Worker>) -> Admitted {
-        let idle = {
-            let mut idle = worker.idle.borrow_mut();
-            match idle.free.pop() {
-                Some(i) => i,
-                None => {
-                    idle.slots.push(None);
-                    (idle.slots.len() - 1) as u32
-                }
-            }
-        };
+        let idle = worker.slots.borrow_mut().take();
         Admitted { worker, idle }
     }
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        {
-            let mut idle = self.worker.idle.borrow_mut();
-            if let Some(w) = idle.slots.get_mut(self.idle as usize) {
-                *w = None;
-                idle.free.push(self.idle);
-            }
-        }
+        self.worker.go_busy(self.idle);
+        self.worker.slots.borrow_mut().put(self.idle);
         self.worker.release();
     }
 }
@@ -182,7 +246,8 @@ pub(crate) mod tests_support {
 
     /// A worker for unit tests that need one, counting one open connection.
     pub(crate) fn worker() -> Rc<Worker> {
-        let worker = Worker::new(Config::default(), None, Arc::new(AtomicUsize::new(1)));
+        let worker = Worker::new(Config::default(), None, 0, Arc::new(Load::new(1)));
+        worker.load.open.store(1, Ordering::Relaxed);
         worker.active.set(1);
         Rc::new(worker)
     }

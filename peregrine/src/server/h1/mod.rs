@@ -741,10 +741,13 @@ impl<H: Handler> Conn<H> {
         let Conn { io, rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
         let (io, worker, idle) = (&*io, &**worker, *idle);
         let keep_alive = worker.config.keep_alive_timeout;
+        // Between requests (no deadline given) the connection is idle: the longest-idle one
+        // may be closed to admit a new connection at the limit.
+        let between = deadline.is_none();
         let mut pending: Option<Instant> = None;
         // Poll functions rather than the `readable()` future: no waiter stored in this
         // connection's future, which every idle connection carries.
-        poll_fn(|cx| {
+        let ready = poll_fn(|cx| {
             if let Poll::Ready(ready) = io.poll_read_ready(cx) {
                 return Poll::Ready(ready.map_err(Close::from));
             }
@@ -755,6 +758,9 @@ impl<H: Handler> Conn<H> {
                     release_buffers(rbuf, worker, wbuf, wpos);
                 } else if !partial {
                     *holding = true;
+                }
+                if between {
+                    worker.go_idle(idle);
                 }
                 let deadline = deadline.unwrap_or_else(|| Instant::now() + keep_alive);
                 if arm(sleep, deadline) {
@@ -777,16 +783,21 @@ impl<H: Handler> Conn<H> {
                 }
                 *timer_at = budget.then(|| sleep.deadline());
             }
-            // Between requests, shutdown closes the connection; inside a head it waits.
+            // Between requests, shutdown closes the connection, and so does an eviction;
+            // inside a head it waits.
             if !partial {
-                if worker.draining() {
+                if worker.draining() || worker.evicted(idle) {
                     return Poll::Ready(Err(Close::Done));
                 }
-                worker.watch_drain(idle, cx.waker());
+                worker.watch(idle, cx.waker());
             }
             Poll::Pending
         })
-        .await
+        .await;
+        if between && pending.is_some() {
+            worker.go_busy(idle);
+        }
+        ready
     }
 
     /// Reads what the socket has. `Ok(false)` at end of stream.
@@ -849,38 +860,4 @@ fn arm(sleep: &mut Pin<&mut Sleep>, deadline: Instant) -> bool {
         return true;
     }
     false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::server::worker::tests_support::worker;
-    use tokio::net::TcpStream;
-
-    /// An idle connection's memory is mostly its task, which is as large as this future's
-    /// largest state; keep it in check.
-    #[test]
-    fn connection_future_stays_small() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let stream = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
-            let peer = stream.local_addr().unwrap();
-            let service = std::rc::Rc::new(Service::new(|_req: Request| async { "Hello, World!" }));
-            let fut = serve(
-                Transport::Plain(stream),
-                peer,
-                service,
-                Admitted::new(worker()),
-                Instant::now(),
-            );
-            let size = std::mem::size_of_val(&fut);
-            eprintln!("connection future: {size} bytes");
-            // 3,160 bytes first, 1,752 after the poll-fn rewrites, 920 since the handler's
-            // future runs in a pooled slot and `dispatch` takes no head spans, 712 since no
-            // parsed head lives across an await and `flush` is a poll function, 728 with the
-            // timer's registered deadline (`timer_at`).
-            assert!(size <= 768, "connection future grew to {size} bytes");
-        });
-    }
 }
