@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Idle-connection memory: open N keep-alive connections to a server, send one request on each,
-read its response, hold them all, and report the server's VmRSS growth per connection.
+read its response, hold them all, and report the server's VmRSS growth per connection; then
+close them all and report the VmRSS once the server has closed its ends (memory given back).
 
 usage: idle_conns.py HOST PORT SERVER_PID [N]
-prints: before_kb after_kb per_conn_bytes
+prints: before_kb after_kb per_conn_bytes closed_kb
 """
 import resource
 import socket
@@ -45,9 +46,11 @@ def main():
     time.sleep(1.0)
     after = rss_kb(pid)
     per = (after - before) * 1024 / n
-    print(f"{before} {after} {per:.0f}")
     for s in conns:
         s.close()
+    time.sleep(2.0)
+    closed = rss_kb(pid)
+    print(f"{before} {after} {per:.0f} {closed}")
 
 
 if __name__ == "__main__":

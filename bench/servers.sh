@@ -136,7 +136,7 @@ for peer in $PEERS; do
     res=$(taskset -c 1 python3 "$ROOT/bench/idle_conns.py" 127.0.0.1 "${!port_var}" "${PID[$peer]}" \
         "$IDLE_CONNS")
     IDLE[$peer]=$(echo "$res" | awk '{printf "%.2f", $3 / 1024}')
-    echo "  idle $peer: RSS before/after (KB) and bytes per connection: $res" >&2
+    echo "  idle $peer: RSS before/after (KB), bytes per connection, RSS once closed (KB): $res" >&2
 done
 
 echo

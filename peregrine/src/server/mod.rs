@@ -33,6 +33,7 @@ mod runtime;
 mod sendfile;
 mod shutdown;
 mod slots;
+mod trim;
 mod worker;
 
 use std::io;

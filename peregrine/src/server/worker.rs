@@ -19,6 +19,10 @@ use super::buffers::BufPool;
 use super::config::Config;
 use super::idle::Slots;
 
+/// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
+/// peak of at least this many.
+const TRIM_PEAK: usize = 1024;
+
 /// What the workers share: the connection count, and per worker how many connections are idle
 /// and how many evictions others asked of it.
 #[derive(Debug)]
@@ -55,6 +59,8 @@ pub(crate) struct Worker {
     load: Arc<Load>,
     /// Connections open on this worker.
     active: Cell<usize>,
+    /// The most connections open on this worker since memory was last given back.
+    peak: Cell<usize>,
     /// Set once shutdown begins: stop accepting, close idle connections, answer with close.
     draining: Cell<bool>,
     /// Wakes the accept loops when draining starts.
@@ -80,6 +86,7 @@ impl Worker {
             index,
             load,
             active: Cell::new(0),
+            peak: Cell::new(0),
             draining: Cell::new(false),
             drain_notify: Notify::new(),
             slots: RefCell::default(),
@@ -163,7 +170,9 @@ impl Worker {
             self.load.open.fetch_sub(1, Ordering::AcqRel);
             return false;
         }
-        self.active.set(self.active.get() + 1);
+        let active = self.active.get() + 1;
+        self.active.set(active);
+        self.peak.set(self.peak.get().max(active));
         true
     }
 
@@ -202,6 +211,12 @@ impl Worker {
         self.active.set(left);
         if left == 0 {
             self.idle_notify.notify_waiters();
+        }
+        // A burst of connections has mostly closed: give their memory back (see `trim`).
+        let peak = self.peak.get();
+        if peak >= TRIM_PEAK && left <= peak / 4 {
+            self.peak.set(left);
+            super::trim::release_free_memory();
         }
     }
 
