@@ -227,10 +227,12 @@ impl<X: Copy + Default> Table<X> {
         at
     }
 
-    /// Doubles the descriptor ring, keeping every live entry at `id & mask`.
+    /// Grows the descriptor ring (at first straight to the most entries the maximum size
+    /// allows, one per 32 octets, so a warm table never grows it again), keeping every live
+    /// entry at `id & mask`.
     #[cold]
     fn grow_ring(&mut self) {
-        let new_len = (self.ring.len() * 2).max(16);
+        let new_len = (self.ring.len() * 2).max((self.max_size / 32 + 1).next_power_of_two()).max(16);
         let mut ring = vec![Entry::default(); new_len];
         let old_mask = self.ring.len().wrapping_sub(1);
         for k in 0..self.count as u64 {
