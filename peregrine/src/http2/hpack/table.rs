@@ -232,7 +232,8 @@ impl<X: Copy + Default> Table<X> {
     /// entry at `id & mask`.
     #[cold]
     fn grow_ring(&mut self) {
-        let new_len = (self.ring.len() * 2).max((self.max_size / 32 + 1).next_power_of_two()).max(16);
+        let new_len =
+            (self.ring.len() * 2).max((self.max_size / 32 + 1).next_power_of_two()).max(16);
         let mut ring = vec![Entry::default(); new_len];
         let old_mask = self.ring.len().wrapping_sub(1);
         for k in 0..self.count as u64 {
