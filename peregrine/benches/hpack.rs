@@ -42,6 +42,7 @@ mod hpack_corpus;
 mod nghttp2_hd;
 
 type Lists = Vec<Vec<(Vec<u8>, Vec<u8>)>>;
+type Pairs = Vec<(&'static [u8], &'static [u8])>;
 
 /// Connections of field lists and the blocks nghttp2 made of them.
 struct Set {
@@ -244,7 +245,7 @@ impl Decoders {
 struct Encoders {
     dst: Vec<u8>,
     nvs: Vec<libnghttp2_sys::nghttp2_nv>,
-    pairs: Vec<Vec<Vec<(&'static [u8], &'static [u8])>>>,
+    pairs: Vec<Vec<Pairs>>,
 }
 
 impl Encoders {

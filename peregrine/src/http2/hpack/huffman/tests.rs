@@ -135,8 +135,8 @@ fn invalid_strings() {
     assert_eq!(dec(&eos), Err(HuffmanError::Eos));
     // 'a' (00011) then EOS then padding.
     let mut v = vec![];
-    let bits = ((u64::from(CODES[b'a' as usize]) << 30 | u64::from(CODES[EOS])) << (64 - 35))
-        | (1 << (64 - 35)) - 1;
+    let bits = (((u64::from(CODES[b'a' as usize]) << 30) | u64::from(CODES[EOS])) << (64 - 35))
+        | ((1 << (64 - 35)) - 1);
     v.extend_from_slice(&bits.to_be_bytes()[..5]);
     assert_eq!(dec(&v), Err(HuffmanError::Eos));
     // Eight or more bits of ones after the last symbol: padding too long.
