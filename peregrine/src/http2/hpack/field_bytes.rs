@@ -54,8 +54,8 @@ pub(crate) fn classify(bytes: &[u8]) -> u8 {
     bytes.iter().fold(0, |acc, &b| acc | CLASS[b as usize])
 }
 
-/// The §8.2.1 verdict on a name whose class bits are `class` (0 = valid, nothing more to look
-/// at). Out of line: valid names never come here.
+/// The §8.2.1 verdict on a name that is empty or has a byte with [`NAME_BAD`] set (callers
+/// check that first). Out of line: valid names never come here.
 #[cold]
 pub(crate) fn check_name(name: &[u8]) -> Option<FieldError> {
     let rest = match name {
