@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use peregrine::Method;
 use peregrine::http1::chunked::{ChunkedDecoder, encode_chunk, encode_last_chunk};
-use peregrine::http1::encode::{ResponseHead, encode_head};
+use peregrine::http1::encode::{ResponseHeadOut, encode_head};
 use peregrine::http1::framing::{BodyLength, parse_content_length, request_framing};
 use peregrine::http1::{Header, HeaderId, KnownHeaders, RequestHead, TargetForm, Version};
 
@@ -84,10 +84,10 @@ fn response_path_allocates_nothing_in_steady_state() {
         assert_eq!(total, 11);
         assert_eq!(parse_content_length(b"18446744073709551615"), Some(u64::MAX));
         let date = peregrine::date::now();
-        let head = ResponseHead {
+        let head = ResponseHeadOut {
             date: Some(&date),
             server: Some(b"peregrine"),
-            ..ResponseHead::new(200, fields)
+            ..ResponseHeadOut::new(200, fields)
         };
         encode_head(&head, BodyLength::Length(1_234_567), out).unwrap();
         encode_head(&head, BodyLength::Chunked, out).unwrap();

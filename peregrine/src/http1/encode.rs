@@ -52,14 +52,15 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
-/// The parts of a response head the encoder writes.
+/// The parts of an outgoing response head, the encoder's input (the parsed, incoming one is
+/// `http1::ResponseHead`).
 ///
 /// # Examples
 /// ```
-/// use peregrine::http1::encode::{encode_head, ResponseHead};
+/// use peregrine::http1::encode::{encode_head, ResponseHeadOut};
 /// use peregrine::http1::framing::BodyLength;
 /// let mut out = Vec::with_capacity(256);
-/// let head = ResponseHead { close: true, ..ResponseHead::new(404, &[("Content-Type", b"text/plain")]) };
+/// let head = ResponseHeadOut { close: true, ..ResponseHeadOut::new(404, &[("Content-Type", b"text/plain")]) };
 /// encode_head(&head, BodyLength::Length(9), &mut out)?;
 /// assert_eq!(
 ///     out,
@@ -68,7 +69,7 @@ impl std::error::Error for EncodeError {}
 /// # Ok::<(), peregrine::http1::encode::EncodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub struct ResponseHead<'a> {
+pub struct ResponseHeadOut<'a> {
     /// The status code, 100..=999.
     pub status: u16,
     /// The version of the request being answered. The status line always says `HTTP/1.1`
@@ -88,10 +89,10 @@ pub struct ResponseHead<'a> {
     pub server: Option<&'a [u8]>,
 }
 
-impl<'a> ResponseHead<'a> {
+impl<'a> ResponseHeadOut<'a> {
     /// A head for an HTTP/1.1 request: keep-alive, no Date, no Server.
     pub const fn new(status: u16, headers: &'a [(&'a str, &'a [u8])]) -> Self {
-        ResponseHead {
+        ResponseHeadOut {
             status,
             request_version: Version::Http11,
             headers,
@@ -122,7 +123,7 @@ impl<'a> ResponseHead<'a> {
 /// byte, a hand-made framing field, a body on 1xx/204, or chunked for HTTP/1.0. On error `out`
 /// is left as it was.
 pub fn encode_head(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     body: BodyLength,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
@@ -142,7 +143,7 @@ pub fn encode_head(
 ///
 /// Measured on the plaintext example (two fields): about 270 instructions less per response.
 pub(crate) fn encode_head_typed<'f>(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     fields: impl Iterator<Item = (&'f str, &'f [u8])>,
     body: BodyLength,
     out: &mut Vec<u8>,
@@ -157,7 +158,7 @@ pub(crate) fn encode_head_typed<'f>(
 }
 
 fn write_head(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     body: BodyLength,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
@@ -166,7 +167,7 @@ fn write_head(
 
 #[inline]
 fn write_head_with<'f>(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     fields: impl Iterator<Item = (&'f str, &'f [u8])>,
     check: bool,
     body: BodyLength,
@@ -412,7 +413,7 @@ mod tests {
 
     struct Case {
         rfc: &'static str,
-        head: ResponseHead<'static>,
+        head: ResponseHeadOut<'static>,
         body: BodyLength,
         expect: Result<&'static [u8], EncodeError>,
     }
@@ -439,48 +440,49 @@ mod tests {
         }
     }
 
-    const H10: ResponseHead<'static> =
-        ResponseHead { request_version: Version::Http10, ..ResponseHead::new(200, &[]) };
+    const H10: ResponseHeadOut<'static> =
+        ResponseHeadOut { request_version: Version::Http10, ..ResponseHeadOut::new(200, &[]) };
 
     #[test]
     fn framing_fields_rfc9112_6() {
         use BodyLength::*;
         let r = |rfc, head, body, expect| Case { rfc, head, body, expect };
         run(&[
-            r("RFC 9110 §8.6", ResponseHead::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §8.6", ResponseHeadOut::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")),
             r(
                 "RFC 9110 §8.6",
-                ResponseHead::new(200, &[]),
+                ResponseHeadOut::new(200, &[]),
                 Length(u64::MAX),
                 Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n"),
             ),
-            r("RFC 9112 §6.1", ResponseHead::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")),
-            r("RFC 9112 §6.3", ResponseHead::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §6.1", ResponseHeadOut::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")),
+            r("RFC 9112 §6.3", ResponseHeadOut::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
             r(
                 "RFC 9112 §9.6",
-                ResponseHead { close: true, ..ResponseHead::new(500, &[]) },
+                ResponseHeadOut { close: true, ..ResponseHeadOut::new(500, &[]) },
                 Length(2),
                 Ok(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"),
             ),
             r("RFC 9112 §9.3", H10, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\n")),
-            r("RFC 9112 §9.3", ResponseHead { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §9.3", ResponseHeadOut { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n")),
             r("RFC 9112 §6.1", H10, Chunked, Err(EncodeError::ChunkedInHttp10)),
             r("RFC 9112 §6.3", H10, CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
-            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(0), Ok(b"HTTP/1.1 204 No Content\r\n\r\n")),
-            r("RFC 9110 §15.2", ResponseHead::new(100, &[]), Length(0), Ok(b"HTTP/1.1 100 Continue\r\n\r\n")),
-            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(1), Err(EncodeError::BodyNotAllowed)),
-            r("RFC 9110 §15.2", ResponseHead::new(101, &[]), Chunked, Err(EncodeError::BodyNotAllowed)),
-            r("RFC 9110 §8.6", ResponseHead::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")),
-            r("RFC 9112 §4", ResponseHead::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")),
-            r("RFC 9110 §15", ResponseHead::new(99, &[]), Length(0), Err(EncodeError::InvalidStatus)),
-            r("RFC 9110 §15", ResponseHead::new(1000, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+            r("RFC 9110 §15.3.5", ResponseHeadOut::new(204, &[]), Length(0), Ok(b"HTTP/1.1 204 No Content\r\n\r\n")),
+            r("RFC 9110 §15.2", ResponseHeadOut::new(100, &[]), Length(0), Ok(b"HTTP/1.1 100 Continue\r\n\r\n")),
+            r("RFC 9110 §15.3.5", ResponseHeadOut::new(204, &[]), Length(1), Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §15.2", ResponseHeadOut::new(101, &[]), Chunked, Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §8.6", ResponseHeadOut::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")),
+            r("RFC 9112 §4", ResponseHeadOut::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §15", ResponseHeadOut::new(99, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+            r("RFC 9110 §15", ResponseHeadOut::new(1000, &[]), Length(0), Err(EncodeError::InvalidStatus)),
         ]);
     }
 
     #[test]
     fn fields_are_checked_rfc9110_5_5() {
         use BodyLength::Length;
-        let h = |headers: &'static [(&'static str, &'static [u8])]| ResponseHead::new(200, headers);
+        let h =
+            |headers: &'static [(&'static str, &'static [u8])]| ResponseHeadOut::new(200, headers);
         let r = |head, expect| Case { rfc: "RFC 9110 §5.5, §5.1", head, body: Length(0), expect };
         run(&[
             r(
@@ -502,7 +504,7 @@ mod tests {
             r(h(&[("content-length", b"1")]), Err(EncodeError::FramingHeader)),
             r(h(&[("Transfer-Encoding", b"chunked")]), Err(EncodeError::FramingHeader)),
             r(
-                ResponseHead { server: Some(b"a\r\nb"), ..ResponseHead::new(200, &[]) },
+                ResponseHeadOut { server: Some(b"a\r\nb"), ..ResponseHeadOut::new(200, &[]) },
                 Err(EncodeError::InvalidHeaderValue),
             ),
         ]);
@@ -512,10 +514,10 @@ mod tests {
     fn date_and_server_rfc9110_6_6_1() {
         let date = format_imf_fixdate(UNIX_EPOCH + Duration::from_secs(784_111_777));
         let mut out = Vec::new();
-        let head = ResponseHead {
+        let head = ResponseHeadOut {
             date: Some(&date),
             server: Some(b"peregrine"),
-            ..ResponseHead::new(200, &[("A", b"b")])
+            ..ResponseHeadOut::new(200, &[("A", b"b")])
         };
         encode_head(&head, BodyLength::Length(3), &mut out).unwrap();
         assert_eq!(
@@ -525,10 +527,10 @@ mod tests {
         // The caller's own Date and Server replace the automatic ones.
         let mut out = Vec::new();
         let own: &[(&str, &[u8])] = &[("date", b"x"), ("SERVER", b"y")];
-        let head = ResponseHead {
+        let head = ResponseHeadOut {
             date: Some(&date),
             server: Some(b"peregrine"),
-            ..ResponseHead::new(200, own)
+            ..ResponseHeadOut::new(200, own)
         };
         encode_head(&head, BodyLength::Length(0), &mut out).unwrap();
         assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: x\r\nSERVER: y\r\nContent-Length: 0\r\n\r\n");
@@ -538,7 +540,8 @@ mod tests {
     fn every_status_line_rfc9112_4() {
         for status in 100..=999u16 {
             let mut out = Vec::new();
-            encode_head(&ResponseHead::new(status, &[]), BodyLength::Length(0), &mut out).unwrap();
+            encode_head(&ResponseHeadOut::new(status, &[]), BodyLength::Length(0), &mut out)
+                .unwrap();
             let line = format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
             assert!(out.starts_with(line.as_bytes()), "{status}");
         }

@@ -35,7 +35,7 @@ use crate::body::{Body, BodyErrorKind};
 use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1::chunked::{CRLF, encode_chunk, encode_chunk_head, encode_last_chunk};
-use crate::http1::encode::{ResponseHead, encode_head, encode_head_typed};
+use crate::http1::encode::{ResponseHeadOut, encode_head, encode_head_typed};
 use crate::http1::framing::{BodyLength, RequestFraming, request_framing};
 use crate::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status, Version};
 use crate::request::{HeadSpans, Request};
@@ -758,11 +758,11 @@ fn encode_response(
         None => BodyLength::CloseDelimited,
     };
     let date = *date.get_or_insert_with(crate::date::now);
-    let head = ResponseHead {
+    let head = ResponseHeadOut {
         request_version: version,
         close: !keep_alive,
         date: Some(&date),
-        ..ResponseHead::new(code, &[])
+        ..ResponseHeadOut::new(code, &[])
     };
     // The server owns framing: Content-Length and Transfer-Encoding follow from the body.
     // `HeaderName` and `HeaderValue` guarantee the fields' syntax, so the encoder does not
@@ -777,8 +777,8 @@ fn encode_response(
     if encode_head_typed(&head, fields, length, wbuf).is_err() {
         // The handler built a response that cannot be sent (a bad status, or content on a
         // 1xx/204): answer 500 instead, and close.
-        let head = ResponseHead { close: true, ..ResponseHead::new(500, &[]) };
-        let head = ResponseHead { request_version: version, date: Some(&date), ..head };
+        let head = ResponseHeadOut { close: true, ..ResponseHeadOut::new(500, &[]) };
+        let head = ResponseHeadOut { request_version: version, date: Some(&date), ..head };
         let _ = encode_head(&head, BodyLength::Length(0), wbuf);
         return Err(Close::Done);
     }
