@@ -53,7 +53,7 @@ impl fmt::Display for EncodeError {
 impl std::error::Error for EncodeError {}
 
 /// The parts of an outgoing response head, the encoder's input (the parsed, incoming one is
-/// `http1::ResponseHead`).
+/// [`http1::ResponseHead`](super::ResponseHead)).
 ///
 /// # Examples
 /// ```

@@ -1,5 +1,7 @@
 //! Request head parser (RFC 9112 §2–§5): one validating pass over the bytes, no copies, no
 //! allocation. `docs/STRICTNESS.md` lists every refusal with its error, status and RFC section.
+//! The response head parser ([`response`]) shares its header section ([`fields`]), the empty
+//! lines before the start-line and the version.
 //!
 //! The parse is monomorphised per scanning kernel ([`simd::dispatch`]), so the request line and
 //! the header loop are compiled with the kernel's target features and the kernel inlines into
@@ -13,6 +15,9 @@ use fields::fields;
 use std::mem::MaybeUninit;
 
 mod fields;
+mod response;
+
+pub use response::{parse_response, parse_response_uninit};
 
 /// Parses a request head from the start of `buf`.
 ///
