@@ -1,5 +1,6 @@
 //! The response head encoder (RFC 9112 §4, §5, §6; RFC 9110 §5.5, §8.6): status line, fields,
-//! the framing fields and the connection signal, appended to a reusable buffer.
+//! the framing fields and the connection signal, appended to a reusable buffer. The request head
+//! encoder, the client's, is [`encode_request`] with its per-connection [`RequestPrelude`].
 //!
 //! Sans-I/O: the caller passes the Date value (see [`crate::date::now`]), so this module reads
 //! no clock. Once the buffer has capacity, encoding a head allocates nothing
@@ -12,8 +13,12 @@ use super::field_syntax::{has_value_ctl, is_token};
 use super::framing::BodyLength;
 use crate::date::ImfFixdate;
 
-/// Why a response head was not encoded. Each is a bug in the code building the response, not
-/// in a peer's input; nothing is appended to the buffer.
+mod request;
+
+pub use request::{RequestPrelude, Scheme, encode_request, encode_request_extension};
+
+/// Why a response or request head was not encoded. Each is a bug in the code building the
+/// message, not in a peer's input; nothing is appended to the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum EncodeError {
@@ -29,12 +34,28 @@ pub enum EncodeError {
     /// A Content-Length or Transfer-Encoding field among the caller's fields: framing is the
     /// encoder's job, from the [`BodyLength`] given, so the two can never disagree.
     FramingHeader,
-    /// A body on a 1xx or 204 response (RFC 9110 §15.2, §15.3.5: they end at the empty line).
+    /// A body on a 1xx or 204 response (RFC 9110 §15.2, §15.3.5: they end at the empty line),
+    /// or on a CONNECT or TRACE request (RFC 9110 §9.3.6, §9.3.8).
     BodyNotAllowed,
     /// Chunked framing for an HTTP/1.0 request (RFC 9112 §6.1: "A server MUST NOT send a
     /// response containing Transfer-Encoding unless the corresponding request indicates
     /// HTTP/1.1"); use [`BodyLength::CloseDelimited`] or a length.
     ChunkedInHttp10,
+    /// A Host field among a request's fields: the [`RequestPrelude`] writes Host, once
+    /// (RFC 9112 §3.2: two Host fields are a 400).
+    HostHeader,
+    /// A [`RequestPrelude`]'s host that is not a `uri-host` (RFC 3986 §3.2.2, RFC 9110 §7.2).
+    InvalidHost,
+    /// [`Method::Extension`](crate::Method::Extension) given to [`encode_request`] (it has no
+    /// text: use [`encode_request_extension`]), or an extension method that is not a token
+    /// (RFC 9110 §9.1).
+    InvalidMethod,
+    /// A request-target that is empty, holds a byte outside RFC 3986 or has a form the method
+    /// cannot use (RFC 9112 §3.2): request splitting, or a request every server refuses.
+    InvalidTarget,
+    /// A request body delimited by closing the connection: only responses can be (RFC 9112
+    /// §6.3 rule 7).
+    CloseDelimitedRequest,
 }
 
 impl fmt::Display for EncodeError {
@@ -44,8 +65,15 @@ impl fmt::Display for EncodeError {
             EncodeError::InvalidHeaderName => "header name is not a token",
             EncodeError::InvalidHeaderValue => "header value holds a control byte",
             EncodeError::FramingHeader => "Content-Length/Transfer-Encoding set by hand",
-            EncodeError::BodyNotAllowed => "body on a 1xx or 204 response",
+            EncodeError::BodyNotAllowed => {
+                "body on a 1xx or 204 response or a CONNECT or TRACE request"
+            }
             EncodeError::ChunkedInHttp10 => "chunked response to an HTTP/1.0 request",
+            EncodeError::HostHeader => "Host set by hand",
+            EncodeError::InvalidHost => "host is not a URI host",
+            EncodeError::InvalidMethod => "method is not a token",
+            EncodeError::InvalidTarget => "invalid request-target",
+            EncodeError::CloseDelimitedRequest => "close-delimited request body",
         })
     }
 }

@@ -310,7 +310,7 @@ fn version_shape(bytes: &[u8]) -> bool {
 
 /// Which of the four forms the target has, and whether the method allows it (RFC 9112 §3.2).
 #[inline(always)]
-fn target_form(method: Method, t: &[u8]) -> Result<TargetForm, ParseError> {
+pub(in crate::http1) fn target_form(method: Method, t: &[u8]) -> Result<TargetForm, ParseError> {
     // §3.2.3: "The authority-form is only used for CONNECT requests"; a CONNECT request
     // must use it.
     if method == Method::Connect {
