@@ -54,6 +54,11 @@ fn status_lines_accepted_rfc9112_4() {
     let cases = [
         a(b"HTTP/1.1 200 OK\r\n\r\n", Http11, 200, b"OK", "9112 4"),
         a(b"HTTP/1.0 404 Not Found\r\n\r\n", Http10, 404, b"Not Found", "9112 4, 2.3"),
+        // Near misses of the one-compare `200 OK` line take the general path.
+        a(b"HTTP/1.1 200 OKAY\r\n\r\n", Http11, 200, b"OKAY", "9112 4"),
+        a(b"HTTP/1.1 200 OK \r\n\r\n", Http11, 200, b"OK ", "9112 4"),
+        a(b"HTTP/1.0 200 OK\r\n\r\n", Http10, 200, b"OK", "9112 4"),
+        a(b"HTTP/1.1 201 OK\r\n\r\n", Http11, 201, b"OK", "9112 4"),
         a(b"HTTP/1.1 100 Continue\r\n\r\n", Http11, 100, b"Continue", "9110 15 lowest"),
         a(b"HTTP/1.1 599 \r\n\r\n", Http11, 599, b"", "9110 15 highest; empty reason"),
         a(b"HTTP/1.1 204 \r\n\r\n", Http11, 204, b"", "9112 4 [ reason-phrase ]"),
@@ -162,6 +167,7 @@ fn status_lines_rejected_with_the_precise_error() {
         r(b"HTTP/1.1 200 O\x0bK\r\n\r\n", InvalidStatusLine, "9112 4 no CTL"),
         // Line ends (RFC 9112 §2.2)
         r(b"HTTP/1.1 200 OK\n\r\n", BareLf, "9112 2.2 (strict)"),
+        r(b"HTTP/1.1 200 OK\r\r\n", BareCr, "9112 2.2"),
         r(b"HTTP/1.1 200\n\r\n", BareLf, "9112 2.2"),
         r(b"HTTP/1.1 200 OK\nContent-Length: 0\n\n", BareLf, "9112 2.2"),
         r(b"HTTP/1.1 200 OK\rContent-Length: 0\r\n\r\n", BareCr, "9112 2.2"),
