@@ -15,6 +15,12 @@
 //!   `framing::parse_content_length` vs `str::from_utf8` + `parse::<u64>`, both inlined into the
 //!   same generic loop; `loop` is that loop with no parsing (what every row pays). Reported per
 //!   value.
+//! - `parse-response`: a typical response head (status line and seven fields), peregrine's
+//!   `parse_response_uninit` (the same strictness and known-header identification as requests)
+//!   vs httparse `Response::parse`, set up as for the request heads.
+//! - `encode-request`: the client's request head (`POST` with a path and four fields, Host and
+//!   a User-Agent from the per-connection `RequestPrelude`) appended to a reused buffer by
+//!   `encode::encode_request`. No peer: it feeds the client bench.
 //! - `method-mix`: 65,536 request-line starts with a random standard method;
 //!   `Method::recognize_prefix` vs finding the space and `match`ing the token slice (both
 //!   return the tag and the token length). Reported per line.
@@ -25,7 +31,8 @@
 
 use criterion::{BenchmarkGroup, Criterion, Throughput};
 use peregrine::Method;
-use peregrine::http1::{Limits, Status, framing, parse_request_uninit};
+use peregrine::http1::encode::{RequestPrelude, Scheme, encode_request};
+use peregrine::http1::{Limits, Status, framing, parse_request_uninit, parse_response_uninit};
 use std::hint::black_box;
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
@@ -62,6 +69,85 @@ Accept: application/json\r\n\
 Content-Type: application/json; charset=utf-8\r\n\
 Content-Length: 47\r\n\
 \r\n";
+
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\n\
+Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
+Server: nginx/1.25.3\r\n\
+Content-Type: application/json; charset=utf-8\r\n\
+Content-Length: 1234\r\n\
+Connection: keep-alive\r\n\
+Cache-Control: no-cache, no-store, must-revalidate\r\n\
+Vary: Accept-Encoding\r\n\
+\r\n";
+
+fn ours_response(resp: &[u8]) -> usize {
+    let limits = Limits::default();
+    let mut headers = [const { MaybeUninit::uninit() }; 16];
+    match parse_response_uninit(black_box(resp), &mut headers, &limits) {
+        Ok(Status::Complete(head)) => head.len + head.headers.len() + usize::from(head.status),
+        _ => 0,
+    }
+}
+
+fn httparse_response(resp: &[u8]) -> usize {
+    let mut headers = [httparse::EMPTY_HEADER; 16];
+    let mut r = httparse::Response::new(&mut headers);
+    match r.parse(black_box(resp)) {
+        Ok(httparse::Status::Complete(n)) => n + r.headers.len() + usize::from(r.code.unwrap_or(0)),
+        _ => 0,
+    }
+}
+
+/// The request of `encode-request`: method, path and four fields per request.
+const ENCODE_FIELDS: &[(&str, &[u8])] = &[
+    ("Accept", b"application/json"),
+    ("Content-Type", b"application/json; charset=utf-8"),
+    ("Authorization", b"Bearer 8f14e45fceea167a5a36dedd4bea2543"),
+    ("X-Request-Id", b"0a1b2c3d4e5f6789"),
+];
+
+/// The per-connection part of `encode-request`, built once.
+fn encode_prelude() -> RequestPrelude {
+    RequestPrelude::new(Scheme::Https, "api.example.com", 443)
+        .and_then(|p| p.with_field("User-Agent", b"peregrine/0.1"))
+        .expect("valid prelude")
+}
+
+/// One request head into a reused buffer; returns its length.
+fn encode_one(prelude: &RequestPrelude, out: &mut Vec<u8>) -> usize {
+    out.clear();
+    let body = framing::BodyLength::Length(black_box(47));
+    match encode_request(
+        prelude,
+        Method::Post,
+        black_box("/api/v1/orders"),
+        ENCODE_FIELDS,
+        body,
+        out,
+    ) {
+        Ok(()) => out.len(),
+        Err(_) => 0,
+    }
+}
+
+fn bench_client(c: &mut Criterion<CpuTime>) {
+    let expect = ours_response(RESPONSE);
+    assert!(expect > RESPONSE.len(), "peregrine refused the response");
+    assert_eq!(httparse_response(RESPONSE), expect, "httparse disagrees on the response");
+    let mut g = c.benchmark_group("parse-response");
+    configure(&mut g);
+    g.bench_function("peregrine", |b| b.iter(|| ours_response(RESPONSE)));
+    g.bench_function("httparse", |b| b.iter(|| httparse_response(RESPONSE)));
+    g.finish();
+
+    let prelude = encode_prelude();
+    let mut out = Vec::with_capacity(1024);
+    assert!(encode_one(&prelude, &mut out) > 0, "the request head encodes");
+    let mut g = c.benchmark_group("encode-request");
+    configure(&mut g);
+    g.bench_function("peregrine", |b| b.iter(|| encode_one(&prelude, &mut out)));
+    g.finish();
+}
 
 fn ours(req: &[u8]) -> usize {
     let limits = Limits::default();
@@ -322,16 +408,30 @@ fn summary(group: &str, peer: &str, per: f64, since: SystemTime) {
 /// Profile mode for instruction counts (`valgrind --tool=callgrind`): with
 /// `HTTP1_PROFILE=<parser>:<request>:<iterations>` (parser `peregrine`, `picohttpparser` or
 /// `httparse`; request `plaintext`, `browser`, `post`, `tiny`, `bare`, `host` or `host+body`) the binary only runs that parse in a
-/// loop and exits, so the count divided by the iterations is the cost of one call.
+/// loop and exits, so the count divided by the iterations is the cost of one call. The client's
+/// side: `peregrine-response:response:<n>` and `httparse-response:response:<n>` parse the
+/// `parse-response` head, `encode-request:post:<n>` encodes the `encode-request` head.
 fn profile(spec: &str) -> Option<()> {
     let mut parts = spec.split(':');
-    let parse: fn(&[u8]) -> usize = match parts.next()? {
+    let parser = parts.next()?;
+    if parser == "encode-request" {
+        let (_, n) = (parts.next().filter(|&r| r == "post")?, parts.next()?.parse().ok()?);
+        let prelude = encode_prelude();
+        let mut out = Vec::with_capacity(1024);
+        profile_loop(spec, n, || encode_one(&prelude, &mut out));
+        return Some(());
+    }
+    let parse: fn(&[u8]) -> usize = match parser {
         "peregrine" => ours,
         "picohttpparser" => PICO?,
         "httparse" => httparse_parse,
+        "peregrine-response" => ours_response,
+        "httparse-response" => httparse_response,
         _ => return None,
     };
     let req = match parts.next()? {
+        "response" if parser.ends_with("-response") => RESPONSE,
+        _ if parser.ends_with("-response") => return None,
         "plaintext" => PLAINTEXT,
         "browser" => BROWSER,
         "post" => POST,
@@ -346,21 +446,27 @@ fn profile(spec: &str) -> Option<()> {
         _ => return None,
     };
     let n: usize = parts.next()?.parse().ok()?;
+    profile_loop(spec, n, || parse(black_box(req)));
+    Some(())
+}
+
+/// Runs `call` `n` times and prints the mean thread CPU time per call.
+fn profile_loop(spec: &str, n: usize, mut call: impl FnMut() -> usize) {
     let mut acc = 0usize;
     let start = cpu_time::thread_cpu_ns();
     for _ in 0..n {
-        acc = acc.wrapping_add(parse(black_box(req)));
+        acc = acc.wrapping_add(call());
     }
     let ns = cpu_time::thread_cpu_ns().saturating_sub(start) as f64 / n.max(1) as f64;
     println!("profile {spec}: {acc} ({ns:.2} ns per call, thread CPU time)");
-    Some(())
 }
 
 fn main() {
     if let Ok(spec) = std::env::var("HTTP1_PROFILE") {
         if profile(&spec).is_none() {
             eprintln!(
-                "HTTP1_PROFILE=<peregrine|picohttpparser|httparse>:<plaintext|browser|post>:<n>"
+                "HTTP1_PROFILE=<peregrine|picohttpparser|httparse>:<plaintext|browser|post>:<n>, \
+                 <peregrine-response|httparse-response>:response:<n> or encode-request:post:<n>"
             );
             std::process::exit(2);
         }
@@ -370,6 +476,7 @@ fn main() {
     let mut c =
         Criterion::default().with_measurement(CpuTime).without_plots().configure_from_args();
     bench_heads(&mut c);
+    bench_client(&mut c);
     bench_content_length(&mut c);
     bench_methods(&mut c);
     c.final_summary();
@@ -377,6 +484,10 @@ fn main() {
     for g in ["parse-plaintext", "parse-browser", "parse-post"] {
         summary(g, "picohttpparser", 1.0, since);
         summary(g, "httparse", 1.0, since);
+    }
+    summary("parse-response", "httparse", 1.0, since);
+    if let Some(ns) = median("encode-request", "peregrine", since) {
+        println!("summary encode-request: peregrine {ns:.2} ns");
     }
     summary("content-length-short", "std", SET as f64, since);
     summary("content-length-long", "std", SET as f64, since);

@@ -1,15 +1,24 @@
 //! Proves the zero-allocation claims of the response path: once the output buffer has
 //! capacity, encoding heads and chunks, reading the cached Date, decoding a chunked body and
-//! applying the framing rules allocate nothing.
+//! applying the framing rules allocate nothing. The client's path too: encoding a request head
+//! from its per-connection prelude, and parsing and framing the response head.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use peregrine::Method;
 use peregrine::http1::chunked::{ChunkedDecoder, encode_chunk, encode_last_chunk};
-use peregrine::http1::encode::{ResponseHead, encode_head};
-use peregrine::http1::framing::{BodyLength, parse_content_length, request_framing};
-use peregrine::http1::{Header, HeaderId, KnownHeaders, RequestHead, TargetForm, Version};
+use peregrine::http1::encode::{
+    RequestPrelude, ResponseHeadOut, Scheme, encode_head, encode_request, encode_request_extension,
+};
+use peregrine::http1::framing::{
+    BodyLength, parse_content_length, request_framing, response_framing,
+};
+use peregrine::http1::{
+    HeadScanner, Header, HeaderId, KnownHeaders, Limits, RequestHead, Status, TargetForm, Version,
+    parse_response_uninit,
+};
+use std::mem::MaybeUninit;
 
 /// Counts allocations made by the current thread, so parallel tests cannot disturb the count.
 struct Counting;
@@ -84,10 +93,10 @@ fn response_path_allocates_nothing_in_steady_state() {
         assert_eq!(total, 11);
         assert_eq!(parse_content_length(b"18446744073709551615"), Some(u64::MAX));
         let date = peregrine::date::now();
-        let head = ResponseHead {
+        let head = ResponseHeadOut {
             date: Some(&date),
             server: Some(b"peregrine"),
-            ..ResponseHead::new(200, fields)
+            ..ResponseHeadOut::new(200, fields)
         };
         encode_head(&head, BodyLength::Length(1_234_567), out).unwrap();
         encode_head(&head, BodyLength::Chunked, out).unwrap();
@@ -108,4 +117,60 @@ fn response_path_allocates_nothing_in_steady_state() {
     let mut small = Vec::new();
     encode_chunk(b"x", &mut small);
     assert!(allocations() > before);
+}
+
+#[test]
+fn client_path_allocates_nothing_in_steady_state() {
+    // Connect time: the prelude is built (and allocates) once.
+    let prelude = RequestPrelude::new(Scheme::Http, "api.example.com", 8080)
+        .unwrap()
+        .with_field("User-Agent", b"peregrine")
+        .unwrap();
+    let fields: &[(&str, &[u8])] = &[
+        ("Accept", b"application/json"),
+        ("Content-Type", b"application/json; charset=utf-8"),
+        ("Authorization", b"Bearer abcdef0123456789"),
+        ("X-Request-Id", b"8f14e45fceea167a"),
+    ];
+    let response = b"HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
+Content-Type: application/json\r\nContent-Length: 47\r\nConnection: keep-alive\r\n\r\n";
+    let limits = Limits::default();
+    let mut scanner = HeadScanner::new();
+    let mut out = Vec::with_capacity(4096);
+    let run = |out: &mut Vec<u8>, scanner: &mut HeadScanner| {
+        out.clear();
+        encode_request(
+            &prelude,
+            Method::Post,
+            "/api/v1/orders",
+            fields,
+            BodyLength::Length(47),
+            out,
+        )
+        .unwrap();
+        encode_request(&prelude, Method::Get, "/", &[], BodyLength::Length(0), out).unwrap();
+        encode_request_extension(&prelude, "PROPFIND", "/d", fields, BodyLength::Chunked, out)
+            .unwrap();
+        let mut slots = [const { MaybeUninit::uninit() }; 16];
+        let Ok(Status::Complete(head)) = parse_response_uninit(response, &mut slots, &limits)
+        else {
+            panic!("response head");
+        };
+        let framing = response_framing(Method::Post, head.status, head.version, head.headers);
+        assert_eq!(framing.map(|f| f.body), Ok(BodyLength::Length(47)));
+        // The trickle path: a first partial attempt, then the whole head.
+        let mut slots = [const { MaybeUninit::uninit() }; 16];
+        let partial = scanner.parse_response_uninit(&response[..40], &mut slots, &limits);
+        assert!(partial.unwrap().is_partial());
+        let mut slots = [const { MaybeUninit::uninit() }; 16];
+        let whole = scanner.parse_response_uninit(response, &mut slots, &limits);
+        assert_eq!(whole.unwrap().complete().map(|h| h.len), Some(response.len()));
+    };
+    run(&mut out, &mut scanner);
+    let before = allocations();
+    for _ in 0..10_000 {
+        run(&mut out, &mut scanner);
+    }
+    assert_eq!(allocations() - before, 0, "allocations in 10,000 request/response heads");
+    assert!(out.starts_with(b"POST /api/v1/orders HTTP/1.1\r\nHost: api.example.com:8080\r\n"));
 }

@@ -1,36 +1,45 @@
-//! The llhttp conformance corpus against the head parser, through a triage table.
+//! The llhttp conformance corpus against the head parsers, through triage tables.
 //!
-//! Corpus: `tests/data/llhttp_cases.jsonl` (copied from llhttp's test/request/*.md; MIT,
-//! copyright Fedor Indutny and llhttp contributors; see `tests/data/llhttp_README.md`).
-//! Table: `tests/llhttp_triage.tsv`, one row per request case:
+//! Corpus: `tests/data/llhttp_cases.jsonl` (copied from llhttp's test/request/*.md and
+//! test/response/*.md; MIT, copyright Fedor Indutny and llhttp contributors; see
+//! `tests/data/llhttp_README.md`). Tables: `tests/llhttp_triage.tsv` (request cases) and
+//! `tests/llhttp_response_triage.tsv` (response cases), one row per case:
 //!
 //! `id  llhttp  verdict  class  reason`
 //!
-//! - `llhttp`: llhttp's strict-mode outcome (`ok`, `upgrade`, `error`), to notice a changed
-//!   corpus.
-//! - `verdict`: what `parse_request` says about the FIRST head in the raw bytes: `accept`,
-//!   `partial` (the bytes end inside the head), or `reject:<ParseError>`.
+//! - `llhttp`: llhttp's outcome (`ok`, `upgrade`, `error`) for the case's mode (strict, or the
+//!   lenient flag its type names), to notice a changed corpus.
+//! - `verdict`: what we say about the FIRST head in the raw bytes: `accept`, `partial` (the
+//!   bytes end inside the head), or `reject:<ParseError>`. For responses the head goes on to
+//!   `http1::framing::response_framing` (as the answer to a GET), which owns the
+//!   Content-Length and Transfer-Encoding rules: its refusal is `framing:<ParseError>`; and a
+//!   chunked body goes through `http1::chunked::ChunkedDecoder`, whose refusal is
+//!   `body:<ChunkedError>` (a body that ends early is not an error here).
 //! - `class`: `agree` when the verdict points the same way as llhttp (accept ↔ ok/upgrade,
-//!   reject ↔ error); otherwise `differs` (a deliberate strictness or leniency difference in
-//!   the head) or `out-of-scope` (llhttp's verdict is about something after the head: the body,
-//!   chunked framing, a later pipelined message, or a `Host`/Content-Length rule that belongs to
+//!   reject/framing ↔ error); otherwise `differs` (a deliberate strictness or leniency
+//!   difference, with its RFC section) or `out-of-scope` (llhttp's verdict is about something
+//!   after the head: the body, chunked framing, a later pipelined message, connection
+//!   management, or for requests a `Host`/Content-Length rule that belongs to
 //!   `http1::framing`, not the head parser). Every row that does not agree carries a reason.
 //!
-//! Only the head parser's verdict on the first message is compared: bodies, framing and later
-//! pipelined messages are left to the framing tests. Most llhttp requests lack `Host`; Host
-//! rules live in framing, so they do not affect this table. Response cases are skipped (kept
-//! for the client's parser) and counted.
+//! Only the verdict on the first message is compared: bodies, chunked data and later pipelined
+//! messages are left to the framing and chunked tests. Most llhttp requests lack `Host`; Host
+//! rules live in framing, so they do not affect the request table.
 //!
-//! The test fails when a request case is missing from the table, a row names no case, or any
-//! verdict differs. `LLHTTP_TRIAGE_PRINT=1 cargo test --test http1_llhttp -- --nocapture`
-//! prints the current verdicts in table form.
+//! A test fails when a case is missing from its table, a row names no case, or any verdict
+//! differs. `LLHTTP_TRIAGE_PRINT=1 cargo test --test http1_llhttp -- --nocapture` prints the
+//! current verdicts in table form.
 
 use base64::Engine;
-use peregrine::http1::{EMPTY_HEADER, Limits, Status, parse_request};
+use peregrine::Method;
+use peregrine::http1::chunked::ChunkedDecoder;
+use peregrine::http1::framing::{BodyLength, response_framing};
+use peregrine::http1::{EMPTY_HEADER, Limits, Status, parse_request, parse_response};
 use std::collections::BTreeMap;
 
 const CORPUS: &str = include_str!("data/llhttp_cases.jsonl");
 const TRIAGE: &str = include_str!("llhttp_triage.tsv");
+const RESPONSE_TRIAGE: &str = include_str!("llhttp_response_triage.tsv");
 
 struct Row<'a> {
     llhttp: &'a str,
@@ -39,7 +48,7 @@ struct Row<'a> {
     reason: &'a str,
 }
 
-fn verdict(raw: &[u8]) -> String {
+fn request_verdict(raw: &[u8]) -> String {
     let mut headers = [EMPTY_HEADER; 64];
     match parse_request(raw, &mut headers, &Limits::default()) {
         Ok(Status::Complete(_)) => "accept".into(),
@@ -48,40 +57,68 @@ fn verdict(raw: &[u8]) -> String {
     }
 }
 
-fn agrees(llhttp: &str, verdict: &str) -> bool {
-    match llhttp {
-        "ok" | "upgrade" => verdict == "accept",
-        _ => verdict.starts_with("reject"),
+/// The head parser's verdict, then framing's for the response to a GET (llhttp's response
+/// cases assume no particular request; none of them answers HEAD or CONNECT), then the chunked
+/// decoder's on a chunked body.
+fn response_verdict(raw: &[u8]) -> String {
+    let mut headers = [EMPTY_HEADER; 64];
+    let head = match parse_response(raw, &mut headers, &Limits::default()) {
+        Ok(Status::Complete(head)) => head,
+        Ok(Status::Partial) => return "partial".into(),
+        Err(e) => return format!("reject:{e:?}"),
+    };
+    match response_framing(Method::Get, head.status, head.version, head.headers) {
+        Ok(f) if f.body == BodyLength::Chunked => {
+            let mut body = &raw[head.len..];
+            let mut decoder = ChunkedDecoder::new();
+            while !decoder.is_done() {
+                match decoder.decode(body) {
+                    Ok(d) if d.consumed == 0 => break,
+                    Ok(d) => body = &body[d.consumed..],
+                    Err(e) => return format!("body:{e:?}"),
+                }
+            }
+            "accept".into()
+        }
+        Ok(_) => "accept".into(),
+        Err(e) => format!("framing:{e:?}"),
     }
 }
 
-#[test]
-fn llhttp_request_corpus_matches_the_triage_table() {
+fn agrees(llhttp: &str, verdict: &str) -> bool {
+    match llhttp {
+        "ok" | "upgrade" => verdict == "accept",
+        _ => verdict != "accept" && verdict != "partial",
+    }
+}
+
+/// Checks every corpus case of `kind` (`request` or `response`) against `triage`; returns how
+/// many cases there are.
+fn check_corpus(kind: &str, triage: &str, verdict: fn(&[u8]) -> String) -> usize {
     let mut table = BTreeMap::new();
-    for (n, line) in TRIAGE.lines().enumerate() {
+    for (n, line) in triage.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
         let f: Vec<&str> = line.split('\t').collect();
-        assert!(f.len() == 5, "triage line {}: want 5 tab-separated fields: {line}", n + 1);
+        assert!(f.len() == 5, "{kind} triage line {}: want 5 tab-separated fields: {line}", n + 1);
         let row = Row { llhttp: f[1], verdict: f[2], class: f[3], reason: f[4] };
-        assert!(table.insert(f[0], row).is_none(), "triage line {}: duplicate id {}", n + 1, f[0]);
+        assert!(table.insert(f[0], row).is_none(), "{kind} triage line {}: duplicate id", n + 1);
     }
 
     let print = std::env::var_os("LLHTTP_TRIAGE_PRINT").is_some();
-    let (mut requests, mut responses, mut disagreements) = (0, 0, 0);
+    let (mut cases, mut differs, mut out_of_scope) = (0, 0, 0);
     let mut failures = Vec::new();
     let mut seen = Vec::new();
     for line in CORPUS.lines() {
         let case: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");
         let id = case["id"].as_str().expect("id");
-        let kind = case["type"].as_str().expect("type");
-        if kind.starts_with("response") {
-            responses += 1;
+        let ty = case["type"].as_str().expect("type");
+        assert!(ty.starts_with("request") || ty.starts_with("response"), "{id}: unknown type {ty}");
+        if !ty.starts_with(kind) {
             continue;
         }
-        assert!(kind.starts_with("request"), "{id}: unknown type {kind}");
-        requests += 1;
+        cases += 1;
         let raw = base64::engine::general_purpose::STANDARD
             .decode(case["raw_b64"].as_str().expect("raw_b64"))
             .expect("base64");
@@ -106,9 +143,8 @@ fn llhttp_request_corpus_matches_the_triage_table() {
         let agree = agrees(expect, &ours);
         match (agree, row.class) {
             (true, "agree") => {}
-            (false, "differs" | "out-of-scope") if !row.reason.trim().is_empty() => {
-                disagreements += 1;
-            }
+            (false, "differs") if !row.reason.trim().is_empty() => differs += 1,
+            (false, "out-of-scope") if !row.reason.trim().is_empty() => out_of_scope += 1,
             _ => failures.push(format!(
                 "{id}: class {:?} with reason {:?} does not fit (agree: {agree})",
                 row.class, row.reason
@@ -117,13 +153,26 @@ fn llhttp_request_corpus_matches_the_triage_table() {
     }
     for id in table.keys() {
         if !seen.iter().any(|s| s == id) {
-            failures.push(format!("{id}: in the triage table but not a request case"));
+            failures.push(format!("{id}: in the {kind} triage table but not a {kind} case"));
         }
     }
     println!(
-        "llhttp: {requests} request cases checked ({disagreements} documented differences), \
-         {responses} response cases skipped"
+        "llhttp: {cases} {kind} cases checked: {} agree, {differs} differ, {out_of_scope} out of \
+         scope",
+        cases - differs - out_of_scope
     );
     assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
-    assert!(requests > 100, "corpus looks truncated");
+    cases
+}
+
+#[test]
+fn llhttp_request_corpus_matches_the_triage_table() {
+    let cases = check_corpus("request", TRIAGE, request_verdict);
+    assert!(cases > 100, "corpus looks truncated");
+}
+
+#[test]
+fn llhttp_response_corpus_matches_the_triage_table() {
+    let cases = check_corpus("response", RESPONSE_TRIAGE, response_verdict);
+    assert!(cases > 80, "corpus looks truncated");
 }

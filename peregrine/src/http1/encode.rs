@@ -1,5 +1,6 @@
 //! The response head encoder (RFC 9112 §4, §5, §6; RFC 9110 §5.5, §8.6): status line, fields,
-//! the framing fields and the connection signal, appended to a reusable buffer.
+//! the framing fields and the connection signal, appended to a reusable buffer. The request head
+//! encoder, the client's, is [`encode_request`] with its per-connection [`RequestPrelude`].
 //!
 //! Sans-I/O: the caller passes the Date value (see [`crate::date::now`]), so this module reads
 //! no clock. Once the buffer has capacity, encoding a head allocates nothing
@@ -12,8 +13,12 @@ use super::field_syntax::{has_value_ctl, is_token};
 use super::framing::BodyLength;
 use crate::date::ImfFixdate;
 
-/// Why a response head was not encoded. Each is a bug in the code building the response, not
-/// in a peer's input; nothing is appended to the buffer.
+mod request;
+
+pub use request::{RequestPrelude, Scheme, encode_request, encode_request_extension};
+
+/// Why a response or request head was not encoded. Each is a bug in the code building the
+/// message, not in a peer's input; nothing is appended to the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum EncodeError {
@@ -29,12 +34,28 @@ pub enum EncodeError {
     /// A Content-Length or Transfer-Encoding field among the caller's fields: framing is the
     /// encoder's job, from the [`BodyLength`] given, so the two can never disagree.
     FramingHeader,
-    /// A body on a 1xx or 204 response (RFC 9110 §15.2, §15.3.5: they end at the empty line).
+    /// A body on a 1xx or 204 response (RFC 9110 §15.2, §15.3.5: they end at the empty line),
+    /// or on a CONNECT or TRACE request (RFC 9110 §9.3.6, §9.3.8).
     BodyNotAllowed,
     /// Chunked framing for an HTTP/1.0 request (RFC 9112 §6.1: "A server MUST NOT send a
     /// response containing Transfer-Encoding unless the corresponding request indicates
     /// HTTP/1.1"); use [`BodyLength::CloseDelimited`] or a length.
     ChunkedInHttp10,
+    /// A Host field among a request's fields: the [`RequestPrelude`] writes Host, once
+    /// (RFC 9112 §3.2: two Host fields are a 400).
+    HostHeader,
+    /// A [`RequestPrelude`]'s host that is not a `uri-host` (RFC 3986 §3.2.2, RFC 9110 §7.2).
+    InvalidHost,
+    /// [`Method::Extension`](crate::Method::Extension) given to [`encode_request`] (it has no
+    /// text: use [`encode_request_extension`]), or an extension method that is not a token
+    /// (RFC 9110 §9.1).
+    InvalidMethod,
+    /// A request-target that is empty, holds a byte outside RFC 3986 or has a form the method
+    /// cannot use (RFC 9112 §3.2): request splitting, or a request every server refuses.
+    InvalidTarget,
+    /// A request body delimited by closing the connection: only responses can be (RFC 9112
+    /// §6.3 rule 7).
+    CloseDelimitedRequest,
 }
 
 impl fmt::Display for EncodeError {
@@ -44,22 +65,30 @@ impl fmt::Display for EncodeError {
             EncodeError::InvalidHeaderName => "header name is not a token",
             EncodeError::InvalidHeaderValue => "header value holds a control byte",
             EncodeError::FramingHeader => "Content-Length/Transfer-Encoding set by hand",
-            EncodeError::BodyNotAllowed => "body on a 1xx or 204 response",
+            EncodeError::BodyNotAllowed => {
+                "body on a 1xx or 204 response or a CONNECT or TRACE request"
+            }
             EncodeError::ChunkedInHttp10 => "chunked response to an HTTP/1.0 request",
+            EncodeError::HostHeader => "Host set by hand",
+            EncodeError::InvalidHost => "host is not a URI host",
+            EncodeError::InvalidMethod => "method is not a token",
+            EncodeError::InvalidTarget => "invalid request-target",
+            EncodeError::CloseDelimitedRequest => "close-delimited request body",
         })
     }
 }
 
 impl std::error::Error for EncodeError {}
 
-/// The parts of a response head the encoder writes.
+/// The parts of an outgoing response head, the encoder's input (the parsed, incoming one is
+/// [`http1::ResponseHead`](super::ResponseHead)).
 ///
 /// # Examples
 /// ```
-/// use peregrine::http1::encode::{encode_head, ResponseHead};
+/// use peregrine::http1::encode::{encode_head, ResponseHeadOut};
 /// use peregrine::http1::framing::BodyLength;
 /// let mut out = Vec::with_capacity(256);
-/// let head = ResponseHead { close: true, ..ResponseHead::new(404, &[("Content-Type", b"text/plain")]) };
+/// let head = ResponseHeadOut { close: true, ..ResponseHeadOut::new(404, &[("Content-Type", b"text/plain")]) };
 /// encode_head(&head, BodyLength::Length(9), &mut out)?;
 /// assert_eq!(
 ///     out,
@@ -68,7 +97,7 @@ impl std::error::Error for EncodeError {}
 /// # Ok::<(), peregrine::http1::encode::EncodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub struct ResponseHead<'a> {
+pub struct ResponseHeadOut<'a> {
     /// The status code, 100..=999.
     pub status: u16,
     /// The version of the request being answered. The status line always says `HTTP/1.1`
@@ -88,10 +117,10 @@ pub struct ResponseHead<'a> {
     pub server: Option<&'a [u8]>,
 }
 
-impl<'a> ResponseHead<'a> {
+impl<'a> ResponseHeadOut<'a> {
     /// A head for an HTTP/1.1 request: keep-alive, no Date, no Server.
     pub const fn new(status: u16, headers: &'a [(&'a str, &'a [u8])]) -> Self {
-        ResponseHead {
+        ResponseHeadOut {
             status,
             request_version: Version::Http11,
             headers,
@@ -126,7 +155,7 @@ pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 /// byte, a hand-made framing field, a body on 1xx/204, or chunked for HTTP/1.0. On error `out`
 /// is left as it was.
 pub fn encode_head(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     body: BodyLength,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
@@ -146,7 +175,7 @@ pub fn encode_head(
 ///
 /// Measured on the plaintext example (two fields): about 270 instructions less per response.
 pub(crate) fn encode_head_typed<'f>(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     fields: impl Iterator<Item = (&'f str, &'f [u8])>,
     body: BodyLength,
     out: &mut Vec<u8>,
@@ -161,7 +190,7 @@ pub(crate) fn encode_head_typed<'f>(
 }
 
 fn write_head(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     body: BodyLength,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
@@ -170,7 +199,7 @@ fn write_head(
 
 #[inline]
 fn write_head_with<'f>(
-    head: &ResponseHead<'_>,
+    head: &ResponseHeadOut<'_>,
     fields: impl Iterator<Item = (&'f str, &'f [u8])>,
     check: bool,
     body: BodyLength,
@@ -416,7 +445,7 @@ mod tests {
 
     struct Case {
         rfc: &'static str,
-        head: ResponseHead<'static>,
+        head: ResponseHeadOut<'static>,
         body: BodyLength,
         expect: Result<&'static [u8], EncodeError>,
     }
@@ -443,48 +472,49 @@ mod tests {
         }
     }
 
-    const H10: ResponseHead<'static> =
-        ResponseHead { request_version: Version::Http10, ..ResponseHead::new(200, &[]) };
+    const H10: ResponseHeadOut<'static> =
+        ResponseHeadOut { request_version: Version::Http10, ..ResponseHeadOut::new(200, &[]) };
 
     #[test]
     fn framing_fields_rfc9112_6() {
         use BodyLength::*;
         let r = |rfc, head, body, expect| Case { rfc, head, body, expect };
         run(&[
-            r("RFC 9110 §8.6", ResponseHead::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §8.6", ResponseHeadOut::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")),
             r(
                 "RFC 9110 §8.6",
-                ResponseHead::new(200, &[]),
+                ResponseHeadOut::new(200, &[]),
                 Length(u64::MAX),
                 Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n"),
             ),
-            r("RFC 9112 §6.1", ResponseHead::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")),
-            r("RFC 9112 §6.3", ResponseHead::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §6.1", ResponseHeadOut::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")),
+            r("RFC 9112 §6.3", ResponseHeadOut::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
             r(
                 "RFC 9112 §9.6",
-                ResponseHead { close: true, ..ResponseHead::new(500, &[]) },
+                ResponseHeadOut { close: true, ..ResponseHeadOut::new(500, &[]) },
                 Length(2),
                 Ok(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"),
             ),
             r("RFC 9112 §9.3", H10, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\n")),
-            r("RFC 9112 §9.3", ResponseHead { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §9.3", ResponseHeadOut { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n")),
             r("RFC 9112 §6.1", H10, Chunked, Err(EncodeError::ChunkedInHttp10)),
             r("RFC 9112 §6.3", H10, CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
-            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(0), Ok(b"HTTP/1.1 204 No Content\r\n\r\n")),
-            r("RFC 9110 §15.2", ResponseHead::new(100, &[]), Length(0), Ok(b"HTTP/1.1 100 Continue\r\n\r\n")),
-            r("RFC 9110 §15.3.5", ResponseHead::new(204, &[]), Length(1), Err(EncodeError::BodyNotAllowed)),
-            r("RFC 9110 §15.2", ResponseHead::new(101, &[]), Chunked, Err(EncodeError::BodyNotAllowed)),
-            r("RFC 9110 §8.6", ResponseHead::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")),
-            r("RFC 9112 §4", ResponseHead::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")),
-            r("RFC 9110 §15", ResponseHead::new(99, &[]), Length(0), Err(EncodeError::InvalidStatus)),
-            r("RFC 9110 §15", ResponseHead::new(1000, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+            r("RFC 9110 §15.3.5", ResponseHeadOut::new(204, &[]), Length(0), Ok(b"HTTP/1.1 204 No Content\r\n\r\n")),
+            r("RFC 9110 §15.2", ResponseHeadOut::new(100, &[]), Length(0), Ok(b"HTTP/1.1 100 Continue\r\n\r\n")),
+            r("RFC 9110 §15.3.5", ResponseHeadOut::new(204, &[]), Length(1), Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §15.2", ResponseHeadOut::new(101, &[]), Chunked, Err(EncodeError::BodyNotAllowed)),
+            r("RFC 9110 §8.6", ResponseHeadOut::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")),
+            r("RFC 9112 §4", ResponseHeadOut::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §15", ResponseHeadOut::new(99, &[]), Length(0), Err(EncodeError::InvalidStatus)),
+            r("RFC 9110 §15", ResponseHeadOut::new(1000, &[]), Length(0), Err(EncodeError::InvalidStatus)),
         ]);
     }
 
     #[test]
     fn fields_are_checked_rfc9110_5_5() {
         use BodyLength::Length;
-        let h = |headers: &'static [(&'static str, &'static [u8])]| ResponseHead::new(200, headers);
+        let h =
+            |headers: &'static [(&'static str, &'static [u8])]| ResponseHeadOut::new(200, headers);
         let r = |head, expect| Case { rfc: "RFC 9110 §5.5, §5.1", head, body: Length(0), expect };
         run(&[
             r(
@@ -506,7 +536,7 @@ mod tests {
             r(h(&[("content-length", b"1")]), Err(EncodeError::FramingHeader)),
             r(h(&[("Transfer-Encoding", b"chunked")]), Err(EncodeError::FramingHeader)),
             r(
-                ResponseHead { server: Some(b"a\r\nb"), ..ResponseHead::new(200, &[]) },
+                ResponseHeadOut { server: Some(b"a\r\nb"), ..ResponseHeadOut::new(200, &[]) },
                 Err(EncodeError::InvalidHeaderValue),
             ),
         ]);
@@ -516,10 +546,10 @@ mod tests {
     fn date_and_server_rfc9110_6_6_1() {
         let date = format_imf_fixdate(UNIX_EPOCH + Duration::from_secs(784_111_777));
         let mut out = Vec::new();
-        let head = ResponseHead {
+        let head = ResponseHeadOut {
             date: Some(&date),
             server: Some(b"peregrine"),
-            ..ResponseHead::new(200, &[("A", b"b")])
+            ..ResponseHeadOut::new(200, &[("A", b"b")])
         };
         encode_head(&head, BodyLength::Length(3), &mut out).unwrap();
         assert_eq!(
@@ -529,10 +559,10 @@ mod tests {
         // The caller's own Date and Server replace the automatic ones.
         let mut out = Vec::new();
         let own: &[(&str, &[u8])] = &[("date", b"x"), ("SERVER", b"y")];
-        let head = ResponseHead {
+        let head = ResponseHeadOut {
             date: Some(&date),
             server: Some(b"peregrine"),
-            ..ResponseHead::new(200, own)
+            ..ResponseHeadOut::new(200, own)
         };
         encode_head(&head, BodyLength::Length(0), &mut out).unwrap();
         assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: x\r\nSERVER: y\r\nContent-Length: 0\r\n\r\n");
@@ -542,7 +572,8 @@ mod tests {
     fn every_status_line_rfc9112_4() {
         for status in 100..=999u16 {
             let mut out = Vec::new();
-            encode_head(&ResponseHead::new(status, &[]), BodyLength::Length(0), &mut out).unwrap();
+            encode_head(&ResponseHeadOut::new(status, &[]), BodyLength::Length(0), &mut out)
+                .unwrap();
             let line = format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
             assert!(out.starts_with(line.as_bytes()), "{status}");
         }

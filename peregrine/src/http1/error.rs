@@ -1,9 +1,12 @@
-//! Why a request head or its framing was refused, and the status each reason maps to.
+//! Why a head (request or response) or its framing was refused, and the status each reason maps
+//! to.
 
 use std::fmt;
 
-/// A request the HTTP/1 layer refuses. Every variant maps to one response status; after any of
-/// them the message framing is in doubt and the connection must close.
+/// A message head the HTTP/1 layer refuses: a request (server side) or a response (client side).
+/// Every variant maps to one response status, the one a server answers a bad request with (for
+/// the response-only variants, the 502 a gateway answers a bad response with); after any of them
+/// the message framing is in doubt and the connection must close.
 ///
 /// `docs/STRICTNESS.md` lists every variant with the input that triggers it and its RFC section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -64,6 +67,13 @@ pub enum ParseError {
     InvalidTransferEncoding,
     /// An Expect value other than `100-continue` (RFC 9110 §10.1.1). → 417
     ExpectationFailed,
+    /// A response's status line is malformed: not one SP after the version, a byte after the
+    /// status code other than SP or CR LF, or a reason-phrase byte that is not HTAB, SP, VCHAR or
+    /// obs-text (RFC 9112 §4). Responses only. → 502
+    InvalidStatusLine,
+    /// A response's status code is not three digits, or is outside 100..=599 (RFC 9112 §4,
+    /// RFC 9110 §15). Responses only. → 502
+    InvalidStatus,
 }
 
 impl ParseError {
@@ -75,6 +85,8 @@ impl ParseError {
             ParseError::UnsupportedVersion => 505,
             ParseError::UnknownTransferCoding => 501,
             ParseError::ExpectationFailed => 417,
+            // RFC 9110 §15.6.3: what a gateway answers when the response it got is invalid.
+            ParseError::InvalidStatusLine | ParseError::InvalidStatus => 502,
             _ => 400,
         }
     }
@@ -110,6 +122,8 @@ impl ParseError {
             ParseError::InvalidFraming => "invalid message framing",
             ParseError::InvalidTransferEncoding => "invalid Transfer-Encoding",
             ParseError::ExpectationFailed => "expectation not supported",
+            ParseError::InvalidStatusLine => "invalid status line",
+            ParseError::InvalidStatus => "invalid status code",
         }
     }
 }

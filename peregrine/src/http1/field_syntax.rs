@@ -23,11 +23,26 @@ pub(crate) fn is_value_ctl(b: u8) -> bool {
     (b < 0x20 && b != b'\t') | (b == 0x7f)
 }
 
-/// Whether `v` holds a control byte (CR, LF, NUL, other CTLs or DEL). Written as a fold without
-/// early exit so the compiler vectorizes it for long values.
+/// Whether `v` holds a control byte (CR, LF, NUL, other CTLs or DEL).
+///
+/// Sixteen bytes at a time, each block folded without early exit so the compiler turns it into
+/// vector compares, and the tail as one more block that overlaps the one before it; only a
+/// value shorter than a block is a byte loop. (A fold over the whole slice stayed a byte loop,
+/// ~2 instructions per byte: 1,520 → 1,223 instructions per head on the `encode-request` bench,
+/// 4 fields of 16-40 bytes.)
 #[inline]
 pub(crate) fn has_value_ctl(v: &[u8]) -> bool {
-    v.iter().fold(false, |bad, &b| bad | is_value_ctl(b))
+    let any = |block: &[u8]| block.iter().fold(false, |bad, &b| bad | is_value_ctl(b));
+    let Some(tail) = v.len().checked_sub(16) else {
+        return any(v);
+    };
+    let mut blocks = v.chunks_exact(16);
+    for block in &mut blocks {
+        if any(block) {
+            return true;
+        }
+    }
+    !blocks.remainder().is_empty() && v.get(tail..).is_some_and(any)
 }
 
 /// `OWS = *( SP / HTAB )` (RFC 9110 §5.6.3).
@@ -72,6 +87,14 @@ mod tests {
             let ok = b == b'\t' || b == b' ' || b.is_ascii_graphic() || b >= 0x80;
             assert_eq!(is_value_ctl(b), !ok, "{b:#x}");
             assert_eq!(has_value_ctl(&[b'a', b, b'z']), !ok);
+            // In every position of a block, of the overlapping tail block, and of a short value.
+            for len in [1, 15, 16, 17, 31, 33, 40] {
+                for at in 0..len {
+                    let mut v = vec![b'a'; len];
+                    v[at] = b;
+                    assert_eq!(has_value_ctl(&v), !ok, "{b:#x} at {at} of {len}");
+                }
+            }
         }
     }
 

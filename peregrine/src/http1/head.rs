@@ -1,5 +1,6 @@
-//! The parsed request head: borrowed views over the input, plus the headers the server needs,
-//! identified during the parse so no later stage scans the list again.
+//! The parsed request and response heads: borrowed views over the input, plus the headers the
+//! server and the client need, identified during the parse so no later stage scans the list
+//! again.
 
 use crate::Method;
 pub use crate::Version;
@@ -196,5 +197,41 @@ impl<'b> RequestHead<'b, '_> {
     pub fn all(&self, id: HeaderId) -> impl Iterator<Item = &Header<'b>> {
         let start = self.known.first(id).unwrap_or(self.headers.len());
         self.headers[start..].iter().filter(move |h| h.id == id)
+    }
+}
+
+/// A parsed response head, borrowing from the input buffer (`'b`) and the header array (`'h`).
+///
+/// The client's counterpart of [`RequestHead`], built by [`parse_response`](super::parse_response).
+/// How long the body is follows from [`response_framing`](super::framing::response_framing),
+/// which also needs the request's method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResponseHead<'b, 'h> {
+    /// The protocol version of the status line.
+    pub version: Version,
+    /// The status code, 100..=599.
+    pub status: u16,
+    /// The reason-phrase as sent, without the SP before it; may be empty and may hold HTAB and
+    /// obs-text (RFC 9112 §4: a client SHOULD ignore it).
+    pub reason: &'b [u8],
+    /// The header fields in order.
+    pub headers: &'h [Header<'b>],
+    /// Where the identified headers are in `headers`.
+    pub known: KnownHeaders,
+    /// Bytes of input taken by the head, including the final empty line.
+    pub len: usize,
+}
+
+impl<'b> ResponseHead<'b, '_> {
+    /// The first header of kind `id`.
+    #[inline]
+    pub fn known(&self, id: HeaderId) -> Option<&Header<'b>> {
+        self.known.first(id).and_then(|i| self.headers.get(i))
+    }
+
+    /// Every header of kind `id`, in order.
+    pub fn all(&self, id: HeaderId) -> impl Iterator<Item = &Header<'b>> {
+        let start = self.known.first(id).unwrap_or(self.headers.len());
+        self.headers.get(start..).unwrap_or_default().iter().filter(move |h| h.id == id)
     }
 }

@@ -1,16 +1,20 @@
-//! Linear-time completeness check for a request head that arrives in pieces.
+//! Linear-time completeness check for a head that arrives in pieces, for both roles.
 //!
-//! [`parse_request`] is stateless: called again after every read of a head trickled one byte
-//! at a time it would re-validate the whole prefix each time, quadratic work an attacker can
-//! ask for. [`HeadScanner`] is the small per-connection state that prevents it: after a first
-//! `Partial`, it only looks for the end of the head in the bytes it has not seen yet, and calls
-//! the validating parser again once the head is complete (or the size limit is reached).
-//! Lines completed meanwhile are checked as they arrive (each once), so a client that sends a
-//! bad line and then stalls gets its 400 at once, not a 408 when the header timeout fires.
+//! [`parse_request`] and [`parse_response`] are stateless: called again after every read of a
+//! head trickled one byte at a time they would re-validate the whole prefix each time,
+//! quadratic work a peer can ask for. [`HeadScanner`] is the small per-connection state that
+//! prevents it: after a first `Partial`, it only looks for the end of the head in the bytes it
+//! has not seen yet, and calls the validating parser again once the head is complete (or the
+//! size limit is reached). Lines completed meanwhile are checked as they arrive (each once), so
+//! a client that sends a bad line and then stalls gets its 400 at once, not a 408 when the
+//! header timeout fires. The scan is the same for requests and responses (a start-line after
+//! optional empty lines, then field lines); only the parser that judges a line differs.
 
 use super::field_syntax::{is_tchar, is_value_ctl};
-use super::parse::parse_request_uninit;
-use super::{Header, Limits, ParseError, RequestHead, Status, parse_request};
+use super::parse::{parse_request_uninit, parse_response_uninit};
+use super::{
+    Header, Limits, ParseError, RequestHead, ResponseHead, Status, parse_request, parse_response,
+};
 use std::mem::MaybeUninit;
 
 /// Per-connection state that makes repeated parse attempts over a growing buffer linear.
@@ -41,7 +45,7 @@ pub struct HeadScanner {
     scanned: usize,
     /// Start of the line the scan is in.
     line_start: usize,
-    /// A non-empty line (the request line) has been seen; empty lines before it are ignored
+    /// A non-empty line (the start-line) has been seen; empty lines before it are ignored
     /// (RFC 9112 §2.2).
     started: bool,
     /// Bytes examined by scans and parses since [`HeadScanner::new`] (work accounting).
@@ -81,7 +85,7 @@ impl HeadScanner {
         headers: &'h mut [Header<'b>],
         limits: &Limits,
     ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-        self.attempt(buf, limits, |buf| parse_request(buf, headers, limits))
+        self.attempt(buf, limits, Role::Request, |buf| parse_request(buf, headers, limits))
     }
 
     /// [`HeadScanner::parse`] into uninitialised header storage (see
@@ -95,20 +99,65 @@ impl HeadScanner {
         headers: &'h mut [MaybeUninit<Header<'b>>],
         limits: &Limits,
     ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-        self.attempt(buf, limits, |buf| parse_request_uninit(buf, headers, limits))
+        self.attempt(buf, limits, Role::Request, |buf| parse_request_uninit(buf, headers, limits))
+    }
+
+    /// [`HeadScanner::parse`] for a response head (the client's side), through
+    /// [`parse_response`].
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::http1::{HeadScanner, Limits, EMPTY_HEADER};
+    ///
+    /// let resp = b"HTTP/1.1 204 No Content\r\nServer: a\r\n\r\n";
+    /// let mut scanner = HeadScanner::new();
+    /// let mut headers = [EMPTY_HEADER; 8];
+    /// for n in 1..resp.len() {
+    ///     let partial = scanner.parse_response(&resp[..n], &mut headers, &Limits::default())?;
+    ///     assert!(partial.is_partial());
+    /// }
+    /// let head = scanner.parse_response(resp, &mut headers, &Limits::default())?;
+    /// assert_eq!(head.complete().map(|h| h.status), Some(204));
+    /// # Ok::<(), peregrine::http1::ParseError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`parse_response`].
+    pub fn parse_response<'b, 'h>(
+        &mut self,
+        buf: &'b [u8],
+        headers: &'h mut [Header<'b>],
+        limits: &Limits,
+    ) -> Result<Status<ResponseHead<'b, 'h>>, ParseError> {
+        self.attempt(buf, limits, Role::Response, |buf| parse_response(buf, headers, limits))
+    }
+
+    /// [`HeadScanner::parse_response`] into uninitialised header storage (see
+    /// [`parse_response_uninit`]).
+    ///
+    /// # Errors
+    /// As [`parse_response`].
+    pub fn parse_response_uninit<'b, 'h>(
+        &mut self,
+        buf: &'b [u8],
+        headers: &'h mut [MaybeUninit<Header<'b>>],
+        limits: &Limits,
+    ) -> Result<Status<ResponseHead<'b, 'h>>, ParseError> {
+        self.attempt(buf, limits, Role::Response, |buf| parse_response_uninit(buf, headers, limits))
     }
 
     /// One attempt: scan the new bytes if a head is pending, then `parse` if it may be
     /// complete.
     #[inline(always)]
-    fn attempt<'b, 'h>(
+    fn attempt<'b, T>(
         &mut self,
         buf: &'b [u8],
         limits: &Limits,
-        parse: impl FnOnce(&'b [u8]) -> Result<Status<RequestHead<'b, 'h>>, ParseError>,
-    ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
+        role: Role,
+        parse: impl FnOnce(&'b [u8]) -> Result<Status<T>, ParseError>,
+    ) -> Result<Status<T>, ParseError> {
         if self.pending {
-            match self.may_be_complete(buf, limits) {
+            match self.may_be_complete(buf, limits, role) {
                 Ok(true) => {}
                 Ok(false) => return Ok(Status::Partial),
                 Err(e) => {
@@ -134,14 +183,19 @@ impl HeadScanner {
         result
     }
 
-    /// Scans the bytes not seen yet for an empty line after the request line. Counts bare LF
+    /// Scans the bytes not seen yet for an empty line after the start-line. Counts bare LF
     /// as a line end too, so a head using them completes and the parser reports `BareLf`.
     ///
-    /// Each line that ends here is checked once: the request line by the parser itself (its
+    /// Each line that ends here is checked once: the start-line by the parser itself (its
     /// bytes only), a field line by a plain byte-class test. A line that fails is handed to
     /// the parser with everything before it, and the parser's verdict is returned: the same
     /// error the complete head would get, as the parser stops at the first bad line.
-    fn may_be_complete(&mut self, buf: &[u8], limits: &Limits) -> Result<bool, ParseError> {
+    fn may_be_complete(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+        role: Role,
+    ) -> Result<bool, ParseError> {
         let limit = buf.len().min(limits.max_head_bytes);
         while self.scanned < limit {
             let from = self.scanned;
@@ -161,14 +215,14 @@ impl HeadScanner {
                 }
             } else if !self.started {
                 self.started = true;
-                // The request line: leading empty lines and the line itself, no fields yet.
+                // The start-line: leading empty lines and the line itself, no fields yet.
                 self.work += (lf + 1 - line_start) as u64;
-                prefix_verdict(&buf[..=lf], 0, limits)?;
+                prefix_verdict(role, &buf[..=lf], 0, limits)?;
             } else {
                 self.work += line.len() as u64;
                 if !plausible_field_line(line) {
                     self.work += (lf + 1) as u64;
-                    prefix_verdict(&buf[..=lf], limits.max_headers, limits)?;
+                    prefix_verdict(role, &buf[..=lf], limits.max_headers, limits)?;
                 }
             }
         }
@@ -188,15 +242,29 @@ fn plausible_field_line(line: &[u8]) -> bool {
     name > 0 && line.get(name) == Some(&b':') && !line[name + 1..].iter().any(|&b| is_value_ctl(b))
 }
 
+/// Which parser judges the head.
+#[derive(Clone, Copy)]
+enum Role {
+    /// [`parse_request`]: the server reads requests.
+    Request,
+    /// [`parse_response`]: the client reads responses.
+    Response,
+}
+
 /// The parser's verdict on `prefix`, a head cut after a complete line: its error, if any.
 /// `fields` is how many header slots the parse may need (storage is only allocated for a
 /// line already found suspicious, never on the way of a valid head).
-fn prefix_verdict(prefix: &[u8], fields: usize, limits: &Limits) -> Result<(), ParseError> {
+fn prefix_verdict(
+    role: Role,
+    prefix: &[u8],
+    fields: usize,
+    limits: &Limits,
+) -> Result<(), ParseError> {
     let mut slots = Vec::new();
     slots.resize_with(fields, MaybeUninit::uninit);
-    match parse_request_uninit(prefix, &mut slots, limits) {
-        Err(e) => Err(e),
-        Ok(_) => Ok(()),
+    match role {
+        Role::Request => parse_request_uninit(prefix, &mut slots, limits).map(drop),
+        Role::Response => parse_response_uninit(prefix, &mut slots, limits).map(drop),
     }
 }
 
@@ -411,5 +479,67 @@ mod tests {
         assert_eq!(trickle(&req, 1, &limits).0, Err(ParseError::HeadTooLarge));
         let (_, work) = trickle(&req, 1, &limits);
         assert!(work < 4 * 256, "{work}");
+    }
+
+    /// A response trickled one byte at a time through the scanner: its verdict and the work.
+    fn trickle_response(
+        resp: &[u8],
+        step: usize,
+        limits: &Limits,
+    ) -> (Result<u16, ParseError>, u64) {
+        let mut scanner = HeadScanner::new();
+        let mut n = 0;
+        loop {
+            n = (n + step).min(resp.len());
+            let mut headers = [const { MaybeUninit::uninit() }; 128];
+            match scanner.parse_response_uninit(&resp[..n], &mut headers, limits) {
+                Ok(Status::Complete(h)) => {
+                    assert_eq!(h.len, resp.len());
+                    return (Ok(h.status), scanner.work());
+                }
+                Ok(Status::Partial) if n < resp.len() => {}
+                Ok(Status::Partial) => panic!("partial at the end"),
+                Err(e) => return (Err(e), scanner.work()),
+            }
+        }
+    }
+
+    /// The response side of the trickle defence: linear work for a head sent one byte at a
+    /// time, the same head for any split, and the errors the one-shot parse reports.
+    #[test]
+    fn responses_trickle_linearly_with_the_same_verdict() {
+        let limits = Limits { max_head_bytes: 64 * 1024, max_headers: 200, ..Limits::default() };
+        let mut resp = b"\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n".to_vec();
+        for i in 0..100 {
+            resp.extend_from_slice(format!("X-Field-{i}: some value {i}\r\n").as_bytes());
+        }
+        resp.extend_from_slice(b"\r\n");
+        let n = resp.len() as u64;
+        for step in [1, 2, 7, 64, resp.len()] {
+            let (status, work) = trickle_response(&resp, step, &limits);
+            assert_eq!(status, Ok(200), "step {step}");
+            assert!(work <= 3 * n + 1, "step {step}: {work} bytes examined for {n}");
+        }
+        let cases: [(&[u8], ParseError, &str); 5] = [
+            (b"HTTP/1.1 200 OK\nA: b\n\n", ParseError::BareLf, "9112 2.2"),
+            (b"HTTP/1.1 2000 OK\r\n\r\n", ParseError::InvalidStatus, "9112 4"),
+            (b"HTTP/1.1 200 OK\r\nA: b\r\n c\r\n\r\n", ParseError::ObsFold, "9112 5.2"),
+            (b"HTTP/1.1 200 OK\r\nA : b\r\n\r\n", ParseError::WhitespaceBeforeColon, "9112 5.1"),
+            (b"HTTP/2.0 200 OK\r\n\r\n", ParseError::UnsupportedVersion, "9112 2.3"),
+        ];
+        for (input, expect, rfc) in cases {
+            let mut headers = [EMPTY_HEADER; 16];
+            assert_eq!(parse_response(input, &mut headers, &limits), Err(expect), "RFC {rfc}");
+            assert_eq!(trickle_response(input, 1, &limits).0, Err(expect), "RFC {rfc}");
+        }
+        // A bad field line is reported when its LF arrives, before the head ends.
+        let mut scanner = HeadScanner::new();
+        let mut headers = [EMPTY_HEADER; 16];
+        let first = b"HTTP/1.1 200 OK\r\n";
+        assert!(scanner.parse_response(first, &mut headers, &limits).unwrap().is_partial());
+        let bad = b"HTTP/1.1 200 OK\r\nBad(Name: x\r\n";
+        let mut headers = [EMPTY_HEADER; 16];
+        let got = scanner.parse_response(bad, &mut headers, &limits);
+        assert_eq!(got, Err(ParseError::InvalidHeaderName), "RFC 9110 5.1");
     }
 }

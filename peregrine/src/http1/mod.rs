@@ -2,6 +2,7 @@
 //!
 //! - [`parse_request`] reads a request head from a byte slice without copying or allocating;
 //!   [`HeadScanner`] keeps repeated attempts on a trickled head linear.
+//! - [`parse_response`] reads a response head the same way, with the same header rules.
 //! - [`framing`] decides how a message body is delimited (Content-Length, chunked, none), in one
 //!   place shared by the server and the client.
 //! - [`body_decoder`] reads a message body (Content-Length, chunked or close-delimited) with a
@@ -25,11 +26,11 @@ pub(crate) mod uri_syntax;
 
 pub use error::ParseError;
 pub use head::{
-    EMPTY_HEADER, Header, HeaderId, KNOWN_HEADERS, KnownHeaders, RequestHead, Status, TargetForm,
-    Version,
+    EMPTY_HEADER, Header, HeaderId, KNOWN_HEADERS, KnownHeaders, RequestHead, ResponseHead, Status,
+    TargetForm, Version,
 };
 pub use head_scan::HeadScanner;
 pub use limits::Limits;
-pub use parse::{parse_request, parse_request_uninit};
+pub use parse::{parse_request, parse_request_uninit, parse_response, parse_response_uninit};
 #[doc(hidden)]
 pub use simd::kernel_name;

@@ -1,7 +1,8 @@
 //! Table-driven tests: one row per rule, each naming its RFC section.
 
+use super::fields::{KNOWN_NAMES, identify};
 use super::*;
-use crate::http1::{EMPTY_HEADER, parse_request, parse_request_uninit};
+use crate::http1::{EMPTY_HEADER, HeaderId, KNOWN_HEADERS, parse_request, parse_request_uninit};
 
 type Outcome = Result<Option<usize>, ParseError>;
 

@@ -7,7 +7,7 @@ use super::Close;
 use crate::Version;
 use crate::body::Body;
 use crate::date::ImfFixdate;
-use crate::http1::encode::{ResponseHead, encode_head, encode_head_typed};
+use crate::http1::encode::{ResponseHeadOut, encode_head, encode_head_typed};
 use crate::http1::framing::{BodyLength, response_body};
 use crate::response::Response;
 use crate::server::worker::Worker;
@@ -43,11 +43,11 @@ pub(super) fn encode_response(
     let body = std::mem::take(res.body_mut());
     let outgoing = response_body(code, is_head, version, body.size_hint());
     let date = *date.get_or_insert_with(crate::date::now);
-    let head = ResponseHead {
+    let head = ResponseHeadOut {
         request_version: version,
         close: !keep_alive,
         date: Some(&date),
-        ..ResponseHead::new(code, &[])
+        ..ResponseHeadOut::new(code, &[])
     };
     // The server owns framing: Content-Length and Transfer-Encoding follow from the body.
     // `HeaderName` and `HeaderValue` guarantee the fields' syntax, so the encoder does not
@@ -62,8 +62,8 @@ pub(super) fn encode_response(
     if encode_head_typed(&head, fields, outgoing.length, wbuf).is_err() {
         // The handler built a response that cannot be sent (a bad status, or content on a
         // 1xx/204): answer 500 instead, and close.
-        let head = ResponseHead { close: true, ..ResponseHead::new(500, &[]) };
-        let head = ResponseHead { request_version: version, date: Some(&date), ..head };
+        let head = ResponseHeadOut { close: true, ..ResponseHeadOut::new(500, &[]) };
+        let head = ResponseHeadOut { request_version: version, date: Some(&date), ..head };
         let _ = encode_head(&head, BodyLength::Length(0), wbuf);
         return Err(Close::Done);
     }
