@@ -2,5 +2,10 @@
 //! a connection state machine for both roles. Byte slices in, events and bytes out; no sockets,
 //! no clock read implicitly (the caller passes `now`).
 
+pub mod error;
 pub mod frame;
 pub mod hpack;
+mod stream_id;
+
+pub use error::{Error, Reason};
+pub use stream_id::StreamId;
