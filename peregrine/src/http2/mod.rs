@@ -3,8 +3,11 @@
 //! no clock read implicitly (the caller passes `now`).
 
 pub mod error;
+pub mod flow;
 pub mod frame;
 pub mod hpack;
+pub mod slab;
+pub mod stream;
 mod stream_id;
 
 pub use error::{Error, Reason};
