@@ -18,12 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let mut router = MethodRouter::new();
     router.set_redirect_trailing_slash(first & 1 == 1);
     let mut inserted = Vec::new();
-    for (i, t) in lines
-        .by_ref()
-        .take_while(|l| !l.is_empty())
-        .take(64)
-        .enumerate()
-    {
+    for (i, t) in lines.by_ref().take_while(|l| !l.is_empty()).take(64).enumerate() {
         if tree.insert(t, i).is_ok() {
             inserted.push(t.to_owned());
         }

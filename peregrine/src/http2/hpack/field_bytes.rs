@@ -24,7 +24,23 @@ pub(crate) const CLASS: [u8; 256] = {
         let c = b as u8;
         let token = c.is_ascii_lowercase()
             || c.is_ascii_digit()
-            || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+            || matches!(
+                c,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
         let value_ok = c == b'\t' || (c >= 0x20 && c != 0x7f);
         t[b] = (if token { 0 } else { NAME_BAD }) | (if value_ok { 0 } else { VALUE_BAD });
         b += 1;

@@ -94,7 +94,12 @@ mod tests {
             // RFC 7541 C.1.1: 10 with a 5-bit prefix.
             Case { bytes: &[0b000_01010], prefix: 5, expect: Ok(10), used: 1 },
             // C.1.2: 1337 with a 5-bit prefix.
-            Case { bytes: &[0b000_11111, 0b1001_1010, 0b0000_1010], prefix: 5, expect: Ok(1337), used: 3 },
+            Case {
+                bytes: &[0b000_11111, 0b1001_1010, 0b0000_1010],
+                prefix: 5,
+                expect: Ok(1337),
+                used: 3,
+            },
             // C.1.3: 42 at an octet boundary (8-bit prefix).
             Case { bytes: &[42], prefix: 8, expect: Ok(42), used: 1 },
             // Bits above the prefix belong to the representation, not the value.
@@ -108,13 +113,33 @@ mod tests {
             Case { bytes: &[0x01, 0x00], prefix: 1, expect: Ok(1), used: 2 },
             Case { bytes: &[0xff, 0x7f], prefix: 8, expect: Ok(255 + 127), used: 2 },
             // The largest accepted value: 2^32 - 1.
-            Case { bytes: &[0x7f, 0x80, 0xff, 0xff, 0xff, 0x0f], prefix: 7, expect: Ok((1 << 32) - 1), used: 6 },
+            Case {
+                bytes: &[0x7f, 0x80, 0xff, 0xff, 0xff, 0x0f],
+                prefix: 7,
+                expect: Ok((1 << 32) - 1),
+                used: 6,
+            },
             // 2^32: overflow.
-            Case { bytes: &[0x7f, 0x81, 0xff, 0xff, 0xff, 0x0f], prefix: 7, expect: Err(DecodeError::IntegerOverflow), used: 6 },
+            Case {
+                bytes: &[0x7f, 0x81, 0xff, 0xff, 0xff, 0x0f],
+                prefix: 7,
+                expect: Err(DecodeError::IntegerOverflow),
+                used: 6,
+            },
             // Five 7-bit groups of all ones: far above the limit.
-            Case { bytes: &[0x1f, 0xff, 0xff, 0xff, 0xff, 0x7f], prefix: 5, expect: Err(DecodeError::IntegerOverflow), used: 6 },
+            Case {
+                bytes: &[0x1f, 0xff, 0xff, 0xff, 0xff, 0x7f],
+                prefix: 5,
+                expect: Err(DecodeError::IntegerOverflow),
+                used: 6,
+            },
             // Zero-padded continuation beyond five octets.
-            Case { bytes: &[0x1f, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], prefix: 5, expect: Err(DecodeError::IntegerOverflow), used: 6 },
+            Case {
+                bytes: &[0x1f, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00],
+                prefix: 5,
+                expect: Err(DecodeError::IntegerOverflow),
+                used: 6,
+            },
             // Truncated: no octet, or a continuation bit with nothing after it.
             Case { bytes: &[], prefix: 5, expect: Err(DecodeError::Truncated), used: 0 },
             Case { bytes: &[0x1f], prefix: 5, expect: Err(DecodeError::Truncated), used: 1 },
@@ -130,7 +155,31 @@ mod tests {
 
     #[test]
     fn encode_round_trips_every_prefix() {
-        let values = [0, 1, 2, 14, 15, 16, 30, 31, 32, 62, 63, 64, 126, 127, 128, 254, 255, 256, 1337, 16_383, 16_384, 1 << 21, (1 << 32) - 1];
+        let values = [
+            0,
+            1,
+            2,
+            14,
+            15,
+            16,
+            30,
+            31,
+            32,
+            62,
+            63,
+            64,
+            126,
+            127,
+            128,
+            254,
+            255,
+            256,
+            1337,
+            16_383,
+            16_384,
+            1 << 21,
+            (1 << 32) - 1,
+        ];
         for n in 1..=8 {
             for &v in &values {
                 let mut out = vec![];

@@ -302,7 +302,20 @@ mod tests {
 
     #[test]
     fn other_names_are_not_static() {
-        for name in [&b""[..], b"x", b":", b"Host", b"hosts", b"hos", b"content-lengtH", b"x-forwarded-for", b":protocol", b"te", b"connection", b"keep-alive"] {
+        for name in [
+            &b""[..],
+            b"x",
+            b":",
+            b"Host",
+            b"hosts",
+            b"hos",
+            b"content-lengtH",
+            b"x-forwarded-for",
+            b":protocol",
+            b"te",
+            b"connection",
+            b"keep-alive",
+        ] {
             assert_eq!(name_id(name), 0, "{}", String::from_utf8_lossy(name));
         }
     }

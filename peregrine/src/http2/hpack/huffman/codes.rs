@@ -74,7 +74,12 @@ pub(crate) struct Canonical {
 }
 
 pub(crate) const CANONICAL: Canonical = {
-    let mut c = Canonical { first: [0; MAX_LEN + 1], count: [0; MAX_LEN + 1], start: [0; MAX_LEN + 1], sorted: [0; 257] };
+    let mut c = Canonical {
+        first: [0; MAX_LEN + 1],
+        count: [0; MAX_LEN + 1],
+        start: [0; MAX_LEN + 1],
+        sorted: [0; 257],
+    };
     let mut n = 0;
     let mut len = 1;
     while len <= MAX_LEN {
@@ -122,13 +127,29 @@ mod tests {
     fn codes_match_appendix_b_samples() {
         // (symbol, code as hex aligned to LSB, length), read from RFC 7541 Appendix B.
         let samples: &[(usize, u32, u8)] = &[
-            (0, 0x1ff8, 13), (1, 0x7fffd8, 23), (9, 0xffffea, 24), (10, 0x3ffffffc, 30),
-            (b' ' as usize, 0x14, 6), (b'$' as usize, 0x1ff9, 13), (b'0' as usize, 0x0, 5),
-            (b'A' as usize, 0x21, 6), (b'\\' as usize, 0x7fff0, 19), (b'a' as usize, 0x3, 5),
-            (b'z' as usize, 0x7b, 7), (b'~' as usize, 0x1ffd, 13), (127, 0xffffffc, 28),
-            (128, 0xfffe6, 20), (153, 0x1fffdc, 21), (199, 0x1ffffec, 25), (203, 0x7ffffde, 27),
-            (220, 0xffffffd, 28), (240, 0x3ffffeb, 26), (249, 0xffffffe, 28),
-            (254, 0x7fffff0, 27), (255, 0x3ffffee, 26), (EOS, 0x3fffffff, 30),
+            (0, 0x1ff8, 13),
+            (1, 0x7fffd8, 23),
+            (9, 0xffffea, 24),
+            (10, 0x3ffffffc, 30),
+            (b' ' as usize, 0x14, 6),
+            (b'$' as usize, 0x1ff9, 13),
+            (b'0' as usize, 0x0, 5),
+            (b'A' as usize, 0x21, 6),
+            (b'\\' as usize, 0x7fff0, 19),
+            (b'a' as usize, 0x3, 5),
+            (b'z' as usize, 0x7b, 7),
+            (b'~' as usize, 0x1ffd, 13),
+            (127, 0xffffffc, 28),
+            (128, 0xfffe6, 20),
+            (153, 0x1fffdc, 21),
+            (199, 0x1ffffec, 25),
+            (203, 0x7ffffde, 27),
+            (220, 0xffffffd, 28),
+            (240, 0x3ffffeb, 26),
+            (249, 0xffffffe, 28),
+            (254, 0x7fffff0, 27),
+            (255, 0x3ffffee, 26),
+            (EOS, 0x3fffffff, 30),
         ];
         for &(s, code, len) in samples {
             assert_eq!((CODES[s], LENGTHS[s]), (code, len), "symbol {s}");

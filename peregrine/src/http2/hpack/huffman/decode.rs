@@ -61,7 +61,10 @@ pub(crate) const SLACK: usize = MAX_SYMBOLS;
 /// # Panics
 ///
 /// With `STORE`, if `out` is shorter than stated above.
-pub(crate) fn decode<const STORE: bool>(src: &[u8], out: &mut [u8]) -> Result<(usize, u8), HuffmanError> {
+pub(crate) fn decode<const STORE: bool>(
+    src: &[u8],
+    out: &mut [u8],
+) -> Result<(usize, u8), HuffmanError> {
     let mut buf = 0u64; // valid bits at the top
     let mut bits = 0u32;
     let mut i = 0;
@@ -85,7 +88,16 @@ pub(crate) fn decode<const STORE: bool>(src: &[u8], out: &mut [u8]) -> Result<(u
 
     // Fast path: while eight input bytes can be loaded at once.
     while i + 8 <= src.len() {
-        let word = u64::from_be_bytes([src[i], src[i + 1], src[i + 2], src[i + 3], src[i + 4], src[i + 5], src[i + 6], src[i + 7]]);
+        let word = u64::from_be_bytes([
+            src[i],
+            src[i + 1],
+            src[i + 2],
+            src[i + 3],
+            src[i + 4],
+            src[i + 5],
+            src[i + 6],
+            src[i + 7],
+        ]);
         buf |= word >> bits;
         i += ((63 - bits) >> 3) as usize;
         bits |= 56;
@@ -130,7 +142,11 @@ pub(crate) fn decode<const STORE: bool>(src: &[u8], out: &mut [u8]) -> Result<(u
         if len > bits {
             // The input ends inside a long code (or inside EOS): more than 7 bits left that
             // do not form a symbol.
-            return Err(if buf >> (64 - bits) == (1 << bits) - 1 { HuffmanError::PaddingTooLong } else { HuffmanError::PaddingNotOnes });
+            return Err(if buf >> (64 - bits) == (1 << bits) - 1 {
+                HuffmanError::PaddingTooLong
+            } else {
+                HuffmanError::PaddingNotOnes
+            });
         }
         if s == EOS {
             return Err(HuffmanError::Eos);
@@ -152,7 +168,9 @@ pub(crate) fn decode<const STORE: bool>(src: &[u8], out: &mut [u8]) -> Result<(u
             out[n] = (e >> SYM0_SHIFT) as u8;
         }
         n += 1;
-        class |= u32::from(crate::http2::hpack::field_bytes::CLASS[(e >> SYM0_SHIFT) as u8 as usize]) << CLASS_SHIFT;
+        class |=
+            u32::from(crate::http2::hpack::field_bytes::CLASS[(e >> SYM0_SHIFT) as u8 as usize])
+                << CLASS_SHIFT;
         buf <<= len0;
         bits -= len0;
     }

@@ -15,7 +15,8 @@ fn table(width: u32) -> Vec<u32> {
     (0..1u64 << width)
         .map(|v| {
             let window = v << (64 - width);
-            let (mut used, mut count, mut len0, mut class, mut syms) = (0u32, 0u32, 0u32, 0u32, [0u32; 2]);
+            let (mut used, mut count, mut len0, mut class, mut syms) =
+                (0u32, 0u32, 0u32, 0u32, [0u32; 2]);
             while (count as usize) < MAX_SYMBOLS {
                 let (s, len) = decode_one(((window << used) >> 34) as u32);
                 if s == EOS || used + len > width {
@@ -29,7 +30,11 @@ fn table(width: u32) -> Vec<u32> {
                 used += len;
                 count += 1;
             }
-            used | count << COUNT_SHIFT | syms[0] << SYM0_SHIFT | syms[1] << SYM1_SHIFT | len0 << LEN0_SHIFT | class << CLASS_SHIFT
+            used | count << COUNT_SHIFT
+                | syms[0] << SYM0_SHIFT
+                | syms[1] << SYM1_SHIFT
+                | len0 << LEN0_SHIFT
+                | class << CLASS_SHIFT
         })
         .collect()
 }

@@ -107,7 +107,11 @@ fn random_strings_round_trip_and_match_the_reference() {
         let plain: Vec<u8> = (0..len)
             .map(|_| {
                 let r = rng(&mut seed);
-                if r % 8 == 0 { r as u8 >> 1 | (r as u8 & 0x80) } else { alphabet[(r >> 8) as usize % alphabet.len()] }
+                if r % 8 == 0 {
+                    r as u8 >> 1 | (r as u8 & 0x80)
+                } else {
+                    alphabet[(r >> 8) as usize % alphabet.len()]
+                }
             })
             .collect();
         let code = enc(&plain);
@@ -117,7 +121,9 @@ fn random_strings_round_trip_and_match_the_reference() {
     // Arbitrary bytes: mostly invalid; both decoders must agree on the verdict and output.
     for _ in 0..20000 {
         let len = (rng(&mut seed) % 24) as usize;
-        let bytes: Vec<u8> = (0..len).map(|_| rng(&mut seed) as u8 | if rng(&mut seed) % 3 == 0 { 0xf0 } else { 0 }).collect();
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| rng(&mut seed) as u8 | if rng(&mut seed) % 3 == 0 { 0xf0 } else { 0 })
+            .collect();
         assert_eq!(dec(&bytes), reference(&bytes), "{bytes:02x?}");
     }
 }
@@ -129,7 +135,8 @@ fn invalid_strings() {
     assert_eq!(dec(&eos), Err(HuffmanError::Eos));
     // 'a' (00011) then EOS then padding.
     let mut v = vec![];
-    let bits = (u64::from(CODES[b'a' as usize]) << 30 | u64::from(CODES[EOS])) << (64 - 35) | (1 << (64 - 35)) - 1;
+    let bits = (((u64::from(CODES[b'a' as usize]) << 30) | u64::from(CODES[EOS])) << (64 - 35))
+        | ((1 << (64 - 35)) - 1);
     v.extend_from_slice(&bits.to_be_bytes()[..5]);
     assert_eq!(dec(&v), Err(HuffmanError::Eos));
     // Eight or more bits of ones after the last symbol: padding too long.

@@ -1,0 +1,5 @@
+//! Decoder and encoder tests: RFC 7541 Appendix C, size updates, errors, field checks.
+
+mod appendix_c;
+mod decoding;
+mod encoding;
