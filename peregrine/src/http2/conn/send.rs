@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::Conn;
 use super::Role;
+use super::inbound::Inbound;
 use super::streams::{BLOCKED, Phase, Stream};
 use crate::http2::error::Reason;
 use crate::http2::frame::{Ping, RstStream, data, headers as headers_frame};
@@ -338,6 +339,12 @@ impl Conn {
             return;
         }
         RstStream { stream, reason }.encode(&mut self.out);
+        // The rest of a DATA frame arriving for it is dropped, not handed out.
+        if let Inbound::Data { stream: s, deliver, .. } = &mut self.inbound {
+            if *s == stream {
+                *deliver = false;
+            }
+        }
         // The application reset it: no event tells it so.
         if let Some(s) = self.streams.get(key) {
             s.announced = false;

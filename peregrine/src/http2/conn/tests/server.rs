@@ -376,3 +376,19 @@ fn h2c_upgrade_starts_with_stream_one_half_closed_remote() {
     let evs = feed(&mut conn, &p.get(3), p.now);
     assert!(matches!(&evs[..], [Ev::Headers { stream: 3, .. }]));
 }
+
+#[test]
+fn the_rest_of_a_data_frame_for_a_stream_the_application_reset_is_dropped() {
+    let (mut conn, mut peer) = server();
+    let input = [peer.headers(1, false, &post(None)), data(1, true, &[9; 1000])].concat();
+    let (used, _) = conn.recv(&input, peer.now);
+    let mut pos = used;
+    // The first 100 octets of the DATA frame arrive; the application resets the stream.
+    let head_end = input.len() - 1000;
+    let (used, ev) = conn.recv(&input[pos..head_end + 100], peer.now);
+    assert!(matches!(ev, Some(crate::http2::conn::Event::Data { .. })));
+    pos += used;
+    conn.reset(StreamId::new(1), Reason::CANCEL);
+    let evs = feed(&mut conn, &input[pos..], peer.now);
+    assert!(evs.is_empty(), "{evs:?}");
+}
