@@ -104,10 +104,10 @@ impl Conn {
     /// a PING frame with the ACK flag set in response, with an identical frame payload."
     pub(super) fn on_ping(&mut self, p: Ping) -> Option<Ready> {
         if p.ack {
+            self.pending.push_back(Pending::PingAck(p.payload));
             if p.payload == SHUTDOWN_PING {
                 self.finish_graceful();
             }
-            self.pending.push_back(Pending::PingAck(p.payload));
             return None;
         }
         if !self.spend(Spend::Control) || !self.queue_ack() {

@@ -392,3 +392,93 @@ fn the_rest_of_a_data_frame_for_a_stream_the_application_reset_is_dropped() {
     let evs = feed(&mut conn, &input[pos..], peer.now);
     assert!(evs.is_empty(), "{evs:?}");
 }
+
+/// The GOAWAY frames in `out`, as (last-stream-id, reason).
+fn goaways(out: &[Out]) -> Vec<(u32, Reason)> {
+    out.iter()
+        .filter(|o| o.kind() == Kind::GOAWAY)
+        .map(|o| (u32::from_be_bytes(o.payload[..4].try_into().unwrap()), o.reason()))
+        .collect()
+}
+
+#[test]
+fn graceful_shutdown_sends_two_goaways_around_a_ping_and_ends_when_streams_finish() {
+    let (mut conn, mut peer) = server();
+    feed(&mut conn, &peer.get(1), peer.now);
+    conn.shutdown(peer.now);
+    let out = drain(&mut conn);
+    assert_eq!(goaways(&out), [(0x7fff_ffff, Reason::NO_ERROR)]);
+    let ping = out.iter().find(|o| o.kind() == Kind::PING).unwrap();
+    assert_eq!(conn.poll_timeout(), Some(peer.now + Duration::from_secs(5)));
+    // A request in flight before the client saw the first GOAWAY is still served.
+    let evs = feed(&mut conn, &peer.get(3), peer.now);
+    assert!(matches!(&evs[..], [Ev::Headers { stream: 3, .. }]));
+    // The PING comes back: the second GOAWAY names the last stream accepted.
+    let ack = raw(Kind::PING, flags::ACK, 0, &ping.payload);
+    feed(&mut conn, &ack, peer.now);
+    assert_eq!(goaways(&drain(&mut conn)), [(3, Reason::NO_ERROR)]);
+    assert_eq!(conn.poll_timeout(), None);
+    // Later streams are ignored, not answered.
+    assert!(feed(&mut conn, &peer.get(5), peer.now).is_empty());
+    assert!(errors(&drain(&mut conn)).is_empty());
+    conn.send_response(StreamId::new(1), 204, [], true).unwrap();
+    assert!(conn.poll_event().is_none());
+    conn.send_response(StreamId::new(3), 204, [], true).unwrap();
+    assert!(
+        matches!(conn.poll_event(), Some(crate::http2::conn::Event::Closed(c)) if c.reason == Reason::NO_ERROR && !c.by_peer)
+    );
+    // Without the PING's answer, the timeout sends the second GOAWAY.
+    let (mut conn, mut peer) = server();
+    feed(&mut conn, &peer.get(1), peer.now);
+    conn.shutdown(peer.now);
+    drain(&mut conn);
+    conn.handle_timeout(peer.now + Duration::from_secs(5));
+    assert_eq!(goaways(&drain(&mut conn)), [(1, Reason::NO_ERROR)]);
+}
+
+#[test]
+fn an_idle_server_shutting_down_closes_after_the_round_trip() {
+    let (mut conn, peer) = server();
+    conn.shutdown(peer.now);
+    drain(&mut conn);
+    let evs = feed(&mut conn, &ping(true, *b"h2-drain"), peer.now);
+    assert_eq!(
+        evs,
+        [Ev::PingAck(*b"h2-drain"), Ev::Closed { reason: Reason::NO_ERROR, by_peer: false }]
+    );
+    assert_eq!(goaways(&drain(&mut conn)), [(0, Reason::NO_ERROR)]);
+}
+
+#[test]
+fn go_away_ends_the_connection_at_once() {
+    let (mut conn, mut peer) = server();
+    feed(&mut conn, &peer.get(1), peer.now);
+    conn.go_away(Reason::INTERNAL_ERROR, b"bye");
+    assert_eq!(feed(&mut conn, &peer.get(3), peer.now), [closed(Reason::INTERNAL_ERROR)]);
+    let out = drain(&mut conn);
+    assert_eq!(goaways(&out), [(1, Reason::INTERNAL_ERROR)]);
+    assert_eq!(&out[0].payload[8..], b"bye");
+    assert!(conn.is_closed() && conn.poll_timeout().is_none());
+}
+
+#[test]
+fn a_peer_goaway_without_streams_ends_the_connection() {
+    // h2spec generic 3.8: the server must close after a client's GOAWAY.
+    let (mut conn, peer) = server();
+    let evs = feed(&mut conn, &goaway_frame(0, Reason::NO_ERROR, b"h2spec"), peer.now);
+    assert_eq!(
+        evs,
+        [
+            Ev::GoAway { last: 0, reason: Reason::NO_ERROR, debug: b"h2spec".to_vec() },
+            Ev::Closed { reason: Reason::NO_ERROR, by_peer: true }
+        ]
+    );
+    // Its debug data is borrowed from the frame buffer when the frame came split.
+    let (mut conn, peer) = server();
+    let frame = goaway_frame(0, Reason::ENHANCE_YOUR_CALM, b"split debug");
+    let evs = feed_pieces(&mut conn, &[&frame[..12], &frame[12..]], peer.now);
+    assert_eq!(
+        evs[0],
+        Ev::GoAway { last: 0, reason: Reason::ENHANCE_YOUR_CALM, debug: b"split debug".to_vec() }
+    );
+}
