@@ -93,7 +93,7 @@ impl Default for Config {
 /// | `tiny_data` | burst 1000, 500/s | DATA frames without END_STREAM carrying fewer than `tiny_data_bytes` (8) octets, empty ones included | GOAWAY(ENHANCE_YOUR_CALM) |
 /// | `max_queued_acks` | 128 | PING and SETTINGS acknowledgements queued since the last `poll_transmit` (a peer that does not read) | GOAWAY(ENHANCE_YOUR_CALM) |
 /// | `max_settings_entries` | 32 | entries in one SETTINGS frame | GOAWAY(ENHANCE_YOUR_CALM) |
-/// | `control_frames` | burst 1000, 500/s, +2 per DATA and +1 per HEADERS frame we send | PING, SETTINGS, PRIORITY, WINDOW_UPDATE and RST_STREAM frames (those not counted above), unknown frame types | GOAWAY(ENHANCE_YOUR_CALM) |
+/// | `control_frames` | burst 1000, 500/s, +2 per DATA and +1 per HEADERS frame we send | PING, SETTINGS, PRIORITY, WINDOW_UPDATE and RST_STREAM frames (those not counted above), unknown frame types, DATA and HEADERS ignored on streams we reset | GOAWAY(ENHANCE_YOUR_CALM) |
 ///
 /// The header list itself is bounded by [`Config::max_header_list_size`] (431 or a reset,
 /// not a connection error), and concurrent streams by [`Config::max_concurrent_streams`].
@@ -115,7 +115,8 @@ pub struct Limits {
     pub max_queued_acks: u32,
     /// Entries per SETTINGS frame.
     pub max_settings_entries: usize,
-    /// Control frames (PING, SETTINGS, PRIORITY, WINDOW_UPDATE, stray RST_STREAM, unknown).
+    /// Control frames (PING, SETTINGS, PRIORITY, WINDOW_UPDATE, stray RST_STREAM, unknown), and
+    /// frames ignored on streams we reset.
     pub control_frames: Rate,
     /// How many closed streams are remembered (how they closed decides what a late frame on
     /// them means, RFC 9113 §5.1); older ones are treated as reset by us, their late frames

@@ -142,8 +142,11 @@ impl Conn {
                 self.fail(Error::connection(Reason::PROTOCOL_ERROR, "DATA on an idle stream"))
             }
             Past::Closed(how) => self.data_on_closed(id, how),
-            // Closed so long ago that how is forgotten: treated as reset by us (ignored).
-            Past::Forgotten => {}
+            // Closed so long ago that how is forgotten: treated as reset by us (ignored). Ignored
+            // frames still cost work: the control budget.
+            Past::Forgotten => {
+                self.spend(Spend::Control);
+            }
         }
     }
 
@@ -161,8 +164,10 @@ impl Conn {
             // STREAM_CLOSED."
             Closed::ResetByPeer(_) => self.stream_error(id, Reason::STREAM_CLOSED),
             // "An endpoint MUST ignore frames that it receives on closed streams after it has
-            // sent a RST_STREAM frame."
-            Closed::ResetLocally(_) => {}
+            // sent a RST_STREAM frame." Ignored frames still cost work: the control budget.
+            Closed::ResetLocally(_) => {
+                self.spend(Spend::Control);
+            }
         }
     }
 

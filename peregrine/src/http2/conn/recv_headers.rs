@@ -185,7 +185,11 @@ impl Conn {
             return None;
         }
         match d {
-            Disposition::Ignore => None,
+            // Decoded for HPACK's sake and dropped; the work still costs the control budget.
+            Disposition::Ignore => {
+                self.spend(Spend::Control);
+                None
+            }
             Disposition::Refuse(reason) => {
                 self.stream_error(id, reason);
                 None

@@ -250,3 +250,14 @@ fn window_updates_earned_by_data_we_send_are_not_a_flood() {
         assert!(!evs.iter().any(|e| matches!(e, Ev::Closed { .. })), "{evs:?}");
     }
 }
+
+#[test]
+fn frames_ignored_on_streams_we_reset_are_budgeted() {
+    let (mut conn, mut peer) = server();
+    let now = peer.now;
+    feed(&mut conn, &peer.headers(1, false, &post(None)), now);
+    conn.reset(StreamId::new(1), Reason::CANCEL);
+    let (n, reason) = flood(&mut conn, (0..100_000).map(|_| (data(1, false, b""), now)));
+    assert_eq!(reason, Some(CALM));
+    assert!((990..=1000).contains(&n), "{n}");
+}

@@ -280,3 +280,9 @@ fn a_server_connection_and_a_client_connection_talk_in_any_split() {
     }
     assert!(done && got == body, "{} of {}", got.len(), body.len());
 }
+
+#[test]
+fn a_connection_moves_between_threads() {
+    fn send<T: Send>() {}
+    send::<Conn>();
+}
