@@ -99,8 +99,11 @@ struct Ring {
 }
 
 impl Ring {
+    /// The newest record for `id`: entries before `next` are newer than those from it on
+    /// once the ring has wrapped.
     fn find(&self, id: StreamId) -> Option<Closed> {
-        self.entries.iter().rev().find(|e| e.0 == id).map(|e| e.1)
+        let (newer, older) = self.entries.split_at(self.next);
+        newer.iter().rev().chain(older.iter().rev()).find(|e| e.0 == id).map(|e| e.1)
     }
 
     fn push(&mut self, id: StreamId, how: Closed) {
@@ -280,6 +283,24 @@ mod tests {
         t.last_peer = StreamId::new(7);
         assert_eq!(t.past(StreamId::new(1)), Past::Forgotten);
         assert_eq!(t.past(StreamId::new(3)), Past::Closed(Closed::EndStream));
+    }
+
+    #[test]
+    fn the_newest_record_of_a_stream_wins_after_the_ring_wraps() {
+        let mut t = Streams::new(false, 1, 3);
+        t.last_peer = StreamId::new(99);
+        let id = StreamId::new(5);
+        t.remember(StreamId::new(1), Closed::EndStream);
+        t.remember(StreamId::new(3), Closed::EndStream);
+        t.remember(id, Closed::ResetByPeer(Reason::CANCEL));
+        // Wraps: overwrites stream 1's record with 5's newer one.
+        t.remember(id, Closed::ResetLocally(Reason::STREAM_CLOSED));
+        assert_eq!(t.past(id), Past::Closed(Closed::ResetLocally(Reason::STREAM_CLOSED)));
+        t.remember(StreamId::new(7), Closed::EndStream);
+        t.remember(StreamId::new(9), Closed::EndStream);
+        assert_eq!(t.past(id), Past::Closed(Closed::ResetLocally(Reason::STREAM_CLOSED)));
+        t.remember(StreamId::new(11), Closed::EndStream);
+        assert_eq!(t.past(id), Past::Forgotten);
     }
 
     #[test]
