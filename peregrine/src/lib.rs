@@ -2,8 +2,9 @@
 //!
 //! A fast, strict HTTP/1.1 server, router and client.
 //!
-//! The wire formats ([`http1`], [`router`]) are sans-I/O: plain values and state machines over
-//! byte slices, fuzzable and testable without sockets. Only `server` and `client` touch sockets.
+//! The wire formats ([`http1`], [`http2`], [`router`]) are sans-I/O: plain values and state
+//! machines over byte slices, fuzzable and testable without sockets. Only `server` and `client`
+//! touch sockets.
 //!
 //! ```
 //! use peregrine::http1::{parse_request, EMPTY_HEADER, Limits, Status};

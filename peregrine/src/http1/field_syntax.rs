@@ -1,7 +1,7 @@
 //! Byte classes of the field grammar shared by framing, chunked trailers and the encoder:
 //! `token` (RFC 9110 §5.6.2) and field-value bytes (RFC 9110 §5.5).
 
-use super::simd::{CLASS, TOKEN};
+use super::simd::{CLASS, TARGET, TOKEN};
 
 /// Whether `b` may appear in a token.
 #[inline(always)]
@@ -14,6 +14,13 @@ pub(crate) fn is_tchar(b: u8) -> bool {
 #[inline]
 pub(crate) fn is_token(s: &[u8]) -> bool {
     !s.is_empty() && s.iter().all(|&b| is_tchar(b))
+}
+
+/// Whether every byte of `s` may appear in a request-target (RFC 3986 §2, §3, no `#`: the
+/// parser's byte-class table), so HTTP/2's `:path` obeys the same grammar as HTTP/1.1's target.
+#[inline]
+pub(crate) fn is_target(s: &[u8]) -> bool {
+    s.iter().all(|&b| CLASS[usize::from(b)] & TARGET != 0)
 }
 
 /// Whether `b` is a control byte a field value must not hold: everything below 0x20 except HTAB,

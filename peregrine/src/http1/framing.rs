@@ -295,8 +295,11 @@ pub fn response_body(
     OutgoingBody { length, send: !(no_content || status == 304 || request_is_head) }
 }
 
-/// The Content-Length of a message from all its field lines (RFC 9110 §8.6).
-fn content_length<'a>(mut values: impl Iterator<Item = &'a [u8]>) -> Result<u64, ParseError> {
+/// The Content-Length of a message from all its field lines (RFC 9110 §8.6). Shared with
+/// HTTP/2, whose content-length rules are the same (RFC 9113 §8.1.1).
+pub(crate) fn content_length<'a>(
+    mut values: impl Iterator<Item = &'a [u8]>,
+) -> Result<u64, ParseError> {
     let first = values.next().unwrap_or_default();
     let second = values.next();
     // Fast path: one field line holding one number, the shape of nearly every request.

@@ -1,0 +1,362 @@
+//! The send side: requests (client), responses (server), DATA under flow control, trailers,
+//! resets and PING. HEADERS are encoded by HPACK straight into the send buffer.
+
+use std::fmt;
+
+use super::Conn;
+use super::Role;
+use super::inbound::Inbound;
+use super::streams::{BLOCKED, Phase, Stream};
+use crate::http2::error::Reason;
+use crate::http2::frame::{Ping, RstStream, data, headers as headers_frame};
+use crate::http2::hpack::{BlockEncoder, StaticName};
+use crate::http2::slab::Key;
+use crate::http2::stream::Closed;
+use crate::http2::stream_id::StreamId;
+
+/// The pseudo-headers of a request (RFC 9113 §8.3.1).
+///
+/// For CONNECT without `protocol` (RFC 9113 §8.5) `scheme` and `path` are not sent; an empty
+/// `authority` is not sent.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestHead<'a> {
+    /// `:method`.
+    pub method: &'a [u8],
+    /// `:scheme`.
+    pub scheme: &'a [u8],
+    /// `:authority` (empty: none).
+    pub authority: &'a [u8],
+    /// `:path`.
+    pub path: &'a [u8],
+    /// `:protocol` (extended CONNECT, RFC 8441), when the server enabled it.
+    pub protocol: Option<&'a [u8]>,
+}
+
+/// Why a send call was refused. Nothing was queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SendError {
+    /// A client-only call on a server connection, or the reverse.
+    WrongRole,
+    /// The connection is over.
+    Closed,
+    /// A GOAWAY was sent or received: no new streams (RFC 9113 §6.8).
+    GoingAway,
+    /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached (RFC 9113 §5.1.2); see
+    /// [`Conn::can_open_stream`].
+    StreamLimit,
+    /// All 2^30 stream ids of this connection were used: open a new connection.
+    StreamIdsExhausted,
+    /// No live stream with this id (never opened, finished, or reset).
+    UnknownStream,
+    /// Not possible in the stream's state: a second final head, DATA before the head,
+    /// anything after END_STREAM.
+    InvalidState,
+    /// A status outside the call's range (final: 200-599; informational: 100-199 but 101).
+    InvalidStatus,
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SendError::WrongRole => "call not valid for this role",
+            SendError::Closed => "connection closed",
+            SendError::GoingAway => "connection going away",
+            SendError::StreamLimit => "peer's concurrent stream limit reached",
+            SendError::StreamIdsExhausted => "stream ids exhausted",
+            SendError::UnknownStream => "unknown stream",
+            SendError::InvalidState => "not possible in the stream's state",
+            SendError::InvalidStatus => "invalid status for this call",
+        })
+    }
+}
+
+impl std::error::Error for SendError {}
+
+/// The regular fields of a header section: lowercase names, no connection-specific fields
+/// (RFC 9113 §8.2); the caller's duty.
+fn write_fields<'f>(
+    b: &mut BlockEncoder<'_>,
+    fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+) {
+    for (name, value) in fields {
+        b.field(name, value);
+    }
+}
+
+impl Conn {
+    /// Whether [`Conn::send_request`] can open a stream now: a client connection not going
+    /// away, below the peer's SETTINGS_MAX_CONCURRENT_STREAMS, with ids left.
+    pub fn can_open_stream(&self) -> bool {
+        self.role == Role::Client
+            && !self.closed
+            && self.goaway_sent.is_none()
+            && self.goaway_recv.is_none()
+            && self.streams.next_local.is_some()
+            && self.streams.local_active < self.peer.max_concurrent_streams.unwrap_or(u32::MAX)
+    }
+
+    /// Opens a stream with a request head (client role): HEADERS (and CONTINUATIONs past the
+    /// peer's SETTINGS_MAX_FRAME_SIZE) encoded straight into the send buffer. With
+    /// `end_stream` the request has no body; otherwise send it with [`Conn::send_data`] and
+    /// end it with `end_stream` there or with [`Conn::send_trailers`].
+    ///
+    /// `fields` are the regular fields: lowercase names, none connection-specific (RFC 9113
+    /// §8.2.2). Allocates nothing once the connection's buffers have grown.
+    ///
+    /// # Errors
+    /// [`SendError::WrongRole`], [`SendError::Closed`], [`SendError::GoingAway`],
+    /// [`SendError::StreamLimit`], [`SendError::StreamIdsExhausted`].
+    pub fn send_request<'f>(
+        &mut self,
+        head: &RequestHead<'_>,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        end_stream: bool,
+    ) -> Result<StreamId, SendError> {
+        if self.role != Role::Client {
+            return Err(SendError::WrongRole);
+        }
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if self.goaway_sent.is_some() || self.goaway_recv.is_some() {
+            return Err(SendError::GoingAway);
+        }
+        if self.streams.local_active >= self.peer.max_concurrent_streams.unwrap_or(u32::MAX) {
+            return Err(SendError::StreamLimit);
+        }
+        let id = self.streams.take_local_id().ok_or(SendError::StreamIdsExhausted)?;
+        let mut s =
+            Stream::new(id, true, self.peer.initial_window_size, self.config.initial_window_size);
+        s.state.send_open(end_stream);
+        s.send_phase = Phase::Body;
+        s.head_request = head.method == b"HEAD";
+        s.announced = true;
+        self.streams.insert(s);
+        let start = headers_frame::begin_block(&mut self.out);
+        {
+            let mut b = self.encoder.block(&mut self.out);
+            b.known(StaticName::METHOD, head.method);
+            let tunnel = head.method == b"CONNECT" && head.protocol.is_none();
+            if !tunnel {
+                b.known(StaticName::SCHEME, head.scheme);
+            }
+            if !head.authority.is_empty() {
+                b.known(StaticName::AUTHORITY, head.authority);
+            }
+            if !tunnel {
+                b.known(StaticName::PATH, head.path);
+            }
+            if let Some(p) = head.protocol {
+                b.field(b":protocol", p);
+            }
+            write_fields(&mut b, fields);
+        }
+        headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
+        self.budgets.control.credit(1);
+        Ok(id)
+    }
+
+    /// The live stream `id` if it may still send a header section in `phase`.
+    fn sendable(&self, id: StreamId, phase: Phase) -> Result<Key, SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        let key = self.streams.key(id).ok_or(SendError::UnknownStream)?;
+        match self.streams.slab.get(key) {
+            Some(s) if s.state.can_send() && s.send_phase == phase => Ok(key),
+            Some(_) => Err(SendError::InvalidState),
+            None => Err(SendError::UnknownStream),
+        }
+    }
+
+    /// Writes a header section on `key` and moves its send side along.
+    fn write_section<'f>(
+        &mut self,
+        key: Key,
+        status: Option<u16>,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        end_stream: bool,
+    ) {
+        let Some(s) = self.streams.get(key) else { return };
+        let id = s.id;
+        let start = headers_frame::begin_block(&mut self.out);
+        {
+            let mut b = self.encoder.block(&mut self.out);
+            if let Some(status) = status {
+                b.status(status);
+            }
+            write_fields(&mut b, fields);
+        }
+        headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
+        self.budgets.control.credit(1);
+        if end_stream {
+            self.end_send(key);
+        }
+    }
+
+    /// We sent END_STREAM on `key`.
+    fn end_send(&mut self, key: Key) {
+        if let Some(s) = self.streams.get(key) {
+            s.state.send_end();
+        }
+        self.streams.slab.unlink(BLOCKED, key);
+        self.settle(key);
+    }
+
+    /// Sends the final response head on a stream the peer opened (server role): `:status`
+    /// and `fields` (lowercase names, none connection-specific, RFC 9113 §8.2.2). With
+    /// `end_stream` the response has no body.
+    ///
+    /// # Errors
+    /// [`SendError::WrongRole`]; [`SendError::UnknownStream`] if the stream is gone (e.g. the
+    /// peer reset it); [`SendError::InvalidState`] after a final head; [`SendError::InvalidStatus`]
+    /// for a status outside 200..=599.
+    pub fn send_response<'f>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        end_stream: bool,
+    ) -> Result<(), SendError> {
+        if self.role != Role::Server {
+            return Err(SendError::WrongRole);
+        }
+        if !(200..=599).contains(&status) {
+            return Err(SendError::InvalidStatus);
+        }
+        let key = self.sendable(stream, Phase::Head)?;
+        if let Some(s) = self.streams.get(key) {
+            s.send_phase = Phase::Body;
+        }
+        self.write_section(key, Some(status), fields, end_stream);
+        Ok(())
+    }
+
+    /// Sends an interim 1xx response head (server role), before the final one (RFC 9113
+    /// §8.1). 101 is not allowed in HTTP/2 (§8.6).
+    ///
+    /// # Errors
+    /// As [`Conn::send_response`]; [`SendError::InvalidStatus`] outside 100..=199 or for 101.
+    pub fn send_informational<'f>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    ) -> Result<(), SendError> {
+        if self.role != Role::Server {
+            return Err(SendError::WrongRole);
+        }
+        if !(100..=199).contains(&status) || status == 101 {
+            return Err(SendError::InvalidStatus);
+        }
+        let key = self.sendable(stream, Phase::Head)?;
+        self.write_section(key, Some(status), fields, false);
+        Ok(())
+    }
+
+    /// Ends a message with trailers (RFC 9113 §8.1): a HEADERS frame with END_STREAM after
+    /// the body. Both roles.
+    ///
+    /// # Errors
+    /// [`SendError::UnknownStream`]; [`SendError::InvalidState`] before the head or after
+    /// END_STREAM.
+    pub fn send_trailers<'f>(
+        &mut self,
+        stream: StreamId,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    ) -> Result<(), SendError> {
+        let key = self.sendable(stream, Phase::Body)?;
+        self.write_section(key, None, fields, true);
+        Ok(())
+    }
+
+    /// Sends body octets on `stream` (both roles), as many as the stream's and the
+    /// connection's send windows (RFC 9113 §6.9) and [`Config::max_send_buffer`] allow, in
+    /// DATA frames of at most the peer's SETTINGS_MAX_FRAME_SIZE. Returns how many it took;
+    /// `end_stream` applies only if it took them all. When it took fewer, the caller keeps the
+    /// rest and calls again on [`Event::Writable`](super::Event::Writable) for this stream.
+    /// An empty `data` with `end_stream` always goes (an empty DATA frame needs no window).
+    ///
+    /// # Errors
+    /// [`SendError::UnknownStream`] (e.g. the peer reset the stream); [`SendError::InvalidState`]
+    /// before the head or after END_STREAM.
+    ///
+    /// [`Config::max_send_buffer`]: crate::http2::Config::max_send_buffer
+    pub fn send_data(
+        &mut self,
+        stream: StreamId,
+        data: &[u8],
+        end_stream: bool,
+    ) -> Result<usize, SendError> {
+        let key = self.sendable(stream, Phase::Body)?;
+        let n = self.stream_capacity(key).min(data.len());
+        let all = n == data.len();
+        let max = self.peer.max_frame_size as usize;
+        let mut frames = 0;
+        let mut rest = &data[..n];
+        while !rest.is_empty() {
+            let (chunk, tail) = rest.split_at(rest.len().min(max));
+            data::encode(stream, chunk, end_stream && all && tail.is_empty(), &mut self.out);
+            rest = tail;
+            frames += 1;
+        }
+        if n == 0 && all && end_stream {
+            data::encode(stream, &[], true, &mut self.out);
+        }
+        // Two WINDOW_UPDATEs (stream and connection) per DATA frame are the peer's due.
+        self.budgets.control.credit(2 * frames);
+        let n32 = n as u32;
+        self.send_window.consume(n32);
+        if let Some(s) = self.streams.get(key) {
+            s.send.consume(n32);
+        }
+        if !all {
+            self.streams.slab.push_back(BLOCKED, key);
+        } else if end_stream {
+            self.end_send(key);
+        }
+        Ok(n)
+    }
+
+    /// How many octets [`Conn::send_data`] would take on `stream` now (0 for an unknown
+    /// stream).
+    pub fn send_capacity(&self, stream: StreamId) -> usize {
+        self.streams.key(stream).map_or(0, |key| self.stream_capacity(key))
+    }
+
+    /// Resets a stream (both roles): RST_STREAM(`reason`) is queued, the stream is closed and
+    /// its unreleased received octets are returned to the connection window. Frames the peer
+    /// still sends on it are ignored (RFC 9113 §5.1). Resetting an unknown or finished stream
+    /// does nothing. A server cancelling a request it will not answer uses `CANCEL` or
+    /// `REFUSED_STREAM` (the latter tells the client it may retry, §8.7).
+    pub fn reset(&mut self, stream: StreamId, reason: Reason) {
+        if self.closed {
+            return;
+        }
+        let Some(key) = self.streams.key(stream) else { return };
+        if self.streams.slab.get(key).is_some_and(|s| s.state.is_closed()) {
+            return;
+        }
+        RstStream { stream, reason }.encode(&mut self.out);
+        // The rest of a DATA frame arriving for it is dropped, not handed out.
+        if let Inbound::Data { stream: s, deliver, .. } = &mut self.inbound {
+            if *s == stream {
+                *deliver = false;
+            }
+        }
+        // The application reset it: no event tells it so.
+        if let Some(s) = self.streams.get(key) {
+            s.announced = false;
+        }
+        self.end_stream(key, Closed::ResetLocally(reason), false);
+    }
+
+    /// Sends a PING with `payload`; the peer's answer comes as [`Event::PingAck`](super::Event::PingAck)
+    /// (keep-alive, round-trip measurement).
+    pub fn ping(&mut self, payload: [u8; 8]) {
+        if !self.closed {
+            Ping { ack: false, payload }.encode(&mut self.ctrl);
+        }
+    }
+}
