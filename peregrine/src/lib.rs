@@ -43,6 +43,7 @@
 mod ascii;
 mod body;
 pub mod date;
+mod decimal;
 pub mod files;
 mod handler;
 pub mod http1;

@@ -42,9 +42,27 @@ fn keep_alive_and_pipelining_over_tls() {
 }
 
 #[test]
-fn alpn_chooses_http11() {
+fn alpn_chooses_h2_or_http11() {
     let cert = self_signed(&["localhost"]);
     let server = tls_server(&cert, test_config());
+    struct Case {
+        offer: &'static [&'static [u8]],
+        expect: Option<&'static [u8]>,
+    }
+    let cases = [
+        Case { offer: &[b"h2", b"http/1.1"], expect: Some(b"h2") },
+        Case { offer: &[b"http/1.1", b"h2"], expect: Some(b"h2") },
+        Case { offer: &[b"http/1.1"], expect: Some(b"http/1.1") },
+        Case { offer: &[], expect: None },
+    ];
+    for case in cases {
+        let client = client_config(&[&cert], case.offer);
+        let stream = support::tls::connect(server.local_addr(), client, "localhost").unwrap();
+        assert_eq!(stream.conn.alpn_protocol(), case.expect, "{:?}", case.offer);
+    }
+    // With HTTP/2 off, only http/1.1 is offered.
+    let config = Config { http2: false, ..test_config() };
+    let server = tls_server(&cert, config);
     let client = client_config(&[&cert], &[b"h2", b"http/1.1"]);
     let stream = support::tls::connect(server.local_addr(), client, "localhost").unwrap();
     assert_eq!(stream.conn.alpn_protocol(), Some(&b"http/1.1"[..]));

@@ -12,6 +12,7 @@ pub mod hpack;
 pub mod slab;
 pub mod stream;
 mod stream_id;
+pub mod upgrade;
 
 pub use config::{Config, Limits};
 pub use conn::{

@@ -135,6 +135,14 @@ impl Transport {
         matches!(self, Transport::Plain(_))
     }
 
+    /// The protocol ALPN chose, for TLS (RFC 7301).
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Transport::Plain(_) => None,
+            Transport::Tls(tls) => tls.tls.alpn_protocol(),
+        }
+    }
+
     /// Ready when [`Transport::try_read_buf`] may make progress: bytes (or the end) wait.
     #[inline]
     pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

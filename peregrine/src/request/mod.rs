@@ -14,7 +14,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use crate::Method;
 use crate::Version;
 use crate::body::Body;
-use crate::http1::{RequestHead, TargetForm};
+use crate::http1::{HeaderId, RequestHead, TargetForm};
 
 /// Header fields kept inline in a [`Request`]; more spill to one heap allocation.
 ///
@@ -86,6 +86,8 @@ pub(crate) struct HeadSpans {
     target: Span,
     path: Span,
     query: Option<Span>,
+    /// The request's authority: the Host field (HTTP/1.1) or `:authority` (HTTP/2).
+    authority: Option<Span>,
     fields: FieldSpans,
 }
 
@@ -101,6 +103,7 @@ impl HeadSpans {
         }
         let target = Span::of(base, head.target.as_bytes());
         let (path, query) = split_target(head.target, head.form);
+        let authority = head.known(HeaderId::Host).map(|h| Span::of(base, h.value));
         HeadSpans {
             method: head.method,
             version: head.version,
@@ -108,8 +111,82 @@ impl HeadSpans {
             target,
             path: Span::of(base, path.as_bytes()),
             query: query.map(|q| Span::of(base, q.as_bytes())),
+            authority,
             fields,
         }
+    }
+}
+
+/// The parts of an HTTP/2 request head (RFC 9113 §8.3.1), validated by the connection.
+pub(crate) struct H2Head<'a, I> {
+    /// `:method`, a token.
+    pub(crate) method: &'a [u8],
+    /// `:path` (origin form, or `*`); `None` for CONNECT.
+    pub(crate) path: Option<&'a [u8]>,
+    /// `:authority`.
+    pub(crate) authority: Option<&'a [u8]>,
+    /// The regular fields: lowercase names.
+    pub(crate) fields: I,
+}
+
+impl Request {
+    /// A request from an HTTP/2 header section: its bytes are copied into `arena` (the
+    /// connection's, reused: the head is split off it as shared `Bytes`), and the request is a
+    /// view over them like an HTTP/1.1 request over its read buffer. A head longer than
+    /// `u16::MAX` bytes is cut there (the connection's header list limit is far below it).
+    pub(crate) fn from_h2<'a, I>(arena: &mut BytesMut, head: H2Head<'a, I>, body: Body) -> Request
+    where
+        I: Iterator<Item = (&'a [u8], &'a [u8])>,
+    {
+        // Offsets are u16 (the head's size bound, which keeps a Request small).
+        const MAX: usize = u16::MAX as usize;
+        let room = |buf: &BytesMut, n: usize| buf.len() + n <= MAX;
+        let push_span = |buf: &mut BytesMut, bytes: &[u8]| -> Span {
+            if !room(buf, bytes.len()) {
+                return Span::default();
+            }
+            push(buf, bytes)
+        };
+        arena.clear();
+        let method_token = push_span(arena, head.method);
+        let path_bytes = head.path.unwrap_or_default();
+        let target = push_span(arena, path_bytes);
+        let authority = head.authority.map(|a| push_span(arena, a));
+        let mut fields = FieldSpans::new();
+        for (name, value) in head.fields {
+            if !room(arena, name.len() + value.len()) {
+                break;
+            }
+            let name = push(arena, name);
+            let value = push(arena, value);
+            fields.push(FieldSpan { name, value });
+        }
+        let (form, target_text) = match (head.path, crate::ascii::as_str(path_bytes)) {
+            (None, _) => (TargetForm::Authority, ""),
+            (Some(b"*"), _) => (TargetForm::Asterisk, "*"),
+            (Some(_), Some(text)) => (TargetForm::Origin, text),
+            (Some(_), None) => (TargetForm::Origin, ""),
+        };
+        let (path, query) = split_target(target_text, form);
+        // `path` and `query` are sub-slices of `target_text`, which sits at `target` in the arena.
+        let base = target_text.as_ptr() as usize;
+        let sub = |s: &str| Span {
+            off: target.off + (s.as_ptr() as usize).wrapping_sub(base) as u16,
+            len: s.len() as u16,
+        };
+        let path = if form == TargetForm::Authority { Span::default() } else { sub(path) };
+        let query = query.map(sub);
+        let spans = HeadSpans {
+            method: Method::from_token(head.method),
+            version: Version::Http2,
+            method_token,
+            target,
+            path,
+            query,
+            authority,
+            fields,
+        };
+        Request::from_parts(arena.split().freeze(), spans, body)
     }
 }
 
@@ -283,6 +360,24 @@ impl Request {
         self.remote_addr
     }
 
+    /// Where the parts of the head are (for the access log).
+    pub(crate) fn spans(&self) -> &HeadSpans {
+        &self.spans
+    }
+
+    /// The request's authority (RFC 9110 §7.2): the `Host` field of an HTTP/1.1 request, the
+    /// `:authority` of an HTTP/2 one; `None` when the request has none.
+    ///
+    /// # Examples
+    /// ```
+    /// let req: peregrine::Request =
+    ///     http::Request::get("/").header("host", "example.com:8080").body(()).unwrap().into();
+    /// assert_eq!(req.authority(), Some("example.com:8080"));
+    /// ```
+    pub fn authority(&self) -> Option<&str> {
+        self.spans.authority.map(|span| self.text(span))
+    }
+
     /// The protocol version of the request.
     #[inline]
     pub fn version(&self) -> Version {
@@ -438,12 +533,17 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
         buf.put_slice(version.as_str().as_bytes());
         buf.put_slice(b"\r\n");
         let mut fields = FieldSpans::new();
+        let mut authority = None;
         for (name, value) in &parts.headers {
+            let is_host = name == http::header::HOST;
             let name = push(&mut buf, name.as_str().as_bytes());
             buf.put_slice(b": ");
             let value = push(&mut buf, value.as_bytes());
             buf.put_slice(b"\r\n");
             fields.push(FieldSpan { name, value });
+            if is_host && authority.is_none() {
+                authority = Some(value);
+            }
         }
         buf.put_slice(b"\r\n");
         let form = if parts.uri.scheme().is_some() {
@@ -465,6 +565,7 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             target: target_span,
             path,
             query,
+            authority,
             fields,
         };
         Request {

@@ -6,7 +6,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
+use tokio::time::Instant;
+
 use crate::Version;
+use crate::request::{HeadSpans, LogSpans};
 
 /// One request as an access log records it, handed to the function given to
 /// [`Server::access_log`](crate::Server::access_log).
@@ -47,6 +51,51 @@ pub(crate) struct AccessLog(pub(crate) Arc<dyn Fn(&LogEntry<'_>) + Send + Sync>)
 impl fmt::Debug for AccessLog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("AccessLog(..)")
+    }
+}
+
+/// What the access log keeps of a request being handled (only when logging is on; a
+/// connection boxes it once, so connections without it carry a pointer).
+#[derive(Debug, Default)]
+pub(crate) struct LogState {
+    pub(crate) head: Bytes,
+    pub(crate) spans: Option<LogSpans>,
+    pub(crate) started: Option<Instant>,
+    pub(crate) status: u16,
+    pub(crate) bytes: u64,
+}
+
+impl LogState {
+    /// A new request, with the head it was read from.
+    pub(crate) fn start(&mut self, head: &Bytes, spans: &HeadSpans) {
+        self.spans = Some(spans.log_spans(head));
+        self.head = head.clone();
+        self.started = Some(Instant::now());
+        self.status = 0;
+        self.bytes = 0;
+    }
+
+    /// Hands the finished request to `log` (once).
+    pub(crate) fn emit(&mut self, log: &AccessLog, peer: SocketAddr) {
+        let Some(spans) = self.spans.take() else {
+            return;
+        };
+        let head = &self.head;
+        let text =
+            |r: std::ops::Range<usize>| head.get(r).and_then(crate::ascii::as_str).unwrap_or("-");
+        (log.0)(&LogEntry {
+            remote_addr: peer,
+            method: spans.method_str(head),
+            target: text(spans.target),
+            version: Some(spans.version),
+            status: self.status,
+            body_bytes: self.bytes,
+            duration: self.started.map_or_else(Default::default, |s| s.elapsed()),
+            user_agent: spans.user_agent.and_then(|r| head.get(r)),
+            referer: spans.referer.and_then(|r| head.get(r)),
+            refused: false,
+        });
+        self.head = Bytes::new();
     }
 }
 

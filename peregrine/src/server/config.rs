@@ -63,6 +63,22 @@ pub struct Config {
     /// On graceful shutdown, how long in-flight requests may take before their connections are
     /// dropped. Default 10 s.
     pub shutdown_timeout: Duration,
+    /// Serve HTTP/2: chosen by ALPN (`h2`) on TLS, and on plain TCP by the client preface or
+    /// an `Upgrade: h2c` (see [`h2c`](Self::h2c)). Default on.
+    pub http2: bool,
+    /// Serve HTTP/2 in clear text on plain TCP listeners (prior knowledge and `Upgrade: h2c`,
+    /// RFC 9113 §3.3, RFC 7540 §3.2), when [`http2`](Self::http2) is on. Default on.
+    pub h2c: bool,
+    /// HTTP/2 streams a client may have open on one connection (SETTINGS_MAX_CONCURRENT_STREAMS,
+    /// RFC 9113 §6.5.2); more are refused with REFUSED_STREAM. Default 100 (nginx's
+    /// `http2_max_concurrent_streams`, and the RFC's recommended minimum).
+    pub h2_max_concurrent_streams: u32,
+    /// Each HTTP/2 stream's receive window: how much request body a client may send ahead of
+    /// the handler reading it. Fixed (no bandwidth-delay estimation). Default 256 KiB.
+    pub h2_stream_window: u32,
+    /// The HTTP/2 connection's receive window, over all its streams: large enough for a fast
+    /// link. Default 1 MiB.
+    pub h2_connection_window: u32,
 }
 
 impl Default for Config {
@@ -79,6 +95,11 @@ impl Default for Config {
             min_body_rate_grace: Duration::from_secs(5),
             write_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(10),
+            http2: true,
+            h2c: true,
+            h2_max_concurrent_streams: 100,
+            h2_stream_window: 256 * 1024,
+            h2_connection_window: 1024 * 1024,
         }
     }
 }

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::h1;
+use bytes::BytesMut;
+
 use super::slots::Service;
 use super::worker::Admitted;
+use super::{h1, h2};
 use crate::handler::Handler;
 use crate::net::{TlsStream, Transport};
 
@@ -30,13 +32,9 @@ pub(crate) fn start<H: Handler>(
     let accepted = Instant::now();
     match tls {
         None => {
-            tokio::task::spawn_local(h1::serve(
-                Transport::Plain(stream),
-                peer,
-                service,
-                admitted,
-                accepted,
-            ));
+            // HTTP/1.1, which hands the connection over to HTTP/2 if the client asks.
+            let io = Transport::Plain(stream);
+            tokio::task::spawn_local(h1::serve(io, peer, service, admitted, accepted));
         }
         Some(config) => {
             tokio::task::spawn_local(serve_tls(stream, peer, config, service, admitted, accepted));
@@ -45,8 +43,8 @@ pub(crate) fn start<H: Handler>(
 }
 
 /// A TLS connection: the handshake, bounded by `Config::tls_handshake_timeout` from the
-/// accept, then the protocol ALPN chose (only `http/1.1` is offered for now; a client that
-/// chose none speaks it too).
+/// accept, then the protocol ALPN chose (RFC 7301; RFC 9113 §3.2): `h2`, or HTTP/1.1 (also
+/// for a client that chose none).
 async fn serve_tls<H: Handler>(
     stream: TcpStream,
     peer: SocketAddr,
@@ -60,6 +58,12 @@ async fn serve_tls<H: Handler>(
     let Some(io) = Box::pin(handshake(stream, config, deadline)).await else {
         return;
     };
+    if io.alpn() == Some(b"h2") {
+        h2::serve(io, peer, service, admitted, BytesMut::new(), None).await;
+        return;
+    }
+    // A TLS connection never switches to HTTP/2 by preface or Upgrade (RFC 9113 §3.2: ALPN
+    // decides): the HTTP/1.1 loop only does so on plain TCP.
     h1::serve(io, peer, service, admitted, Instant::now()).await;
 }
 
@@ -112,7 +116,8 @@ mod tests {
             // parsed head lives across an await and `flush` is a poll function, 728 with the
             // timer's registered deadline (`timer_at`); 776 once the socket and read buffer
             // moved in from a separately allocated per-connection struct (about 250 bytes of
-            // heap) when the transport became the connection's own.
+            // heap) when the transport became the connection's own; 800 with the hand-over to
+            // HTTP/2 (its connection boxed).
             assert!(size <= 800, "connection future grew to {size} bytes");
         });
     }

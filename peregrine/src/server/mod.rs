@@ -27,6 +27,7 @@ mod call;
 mod config;
 mod conn;
 mod h1;
+mod h2;
 mod idle;
 mod runtime;
 #[cfg(target_os = "linux")]
@@ -50,8 +51,10 @@ use crate::handler::Handler;
 use access_log::AccessLog;
 use shutdown::ShutdownSignal;
 
-/// The protocols ALPN offers on a TLS listener, in order of preference (RFC 7301).
-const ALPN: &[&[u8]] = &[b"http/1.1"];
+/// The protocols ALPN offers on a TLS listener, in order of preference (RFC 7301; RFC 9113
+/// §3.2: `h2` is HTTP/2 over TLS).
+const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
+const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
 
 /// Whether a listener speaks TLS.
 #[derive(Debug, Clone)]
@@ -213,7 +216,8 @@ impl Server {
                 ListenTls::Tls(config) => Some(config),
                 ListenTls::Default => self.tls.as_ref(),
             };
-            let built = config.map(|c| c.server_config(ALPN)).transpose();
+            let alpn = if self.config.http2 { ALPN } else { ALPN_HTTP1 };
+            let built = config.map(|c| c.server_config(alpn)).transpose();
             tls.push(built.map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?);
         }
         let addrs: Vec<SocketAddr> = self.addrs.iter().map(|(a, _)| *a).collect();

@@ -30,8 +30,9 @@ use bytes::{Bytes, BytesMut};
 use http::StatusCode;
 use tokio::time::{Instant, Sleep};
 
-use super::access_log::{LogEntry, refused_request_line};
+use super::access_log::{LogEntry, LogState, refused_request_line};
 use super::call::{Panicked, poll_handler};
+use super::h2::Upgraded;
 use super::slots::{Service, Slot};
 use super::worker::{Admitted, Worker};
 use crate::body::{Body, BodyErrorKind};
@@ -40,8 +41,10 @@ use crate::handler::Handler;
 use crate::http1::encode::CONTINUE;
 use crate::http1::framing::{BodyLength, RequestFraming, request_framing};
 use crate::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status};
+use crate::http2::conn::PREFACE;
+use crate::http2::upgrade::decode_settings_field;
 use crate::net::Transport;
-use crate::request::{HeadSpans, LogSpans, Request};
+use crate::request::{HeadSpans, Request};
 use crate::response::{IntoResponse, Response};
 use crate::{Method, Version};
 use body::{Fed, RequestBody};
@@ -71,6 +74,15 @@ impl From<io::Error> for Close {
     }
 }
 
+/// How the request loop ended without an error.
+pub(super) enum Exit {
+    /// The last response said `Connection: close` (or the client is done).
+    Done,
+    /// The connection switches to HTTP/2: the client preface arrived (prior knowledge), or a
+    /// request asked `Upgrade: h2c` and got its `101`.
+    Http2(Option<Box<Upgraded>>),
+}
+
 /// The result of running the handler.
 ///
 /// The response is encoded as soon as the handler returns it, inside the poll that saw it
@@ -97,6 +109,59 @@ struct Job<F> {
     has_body: bool,
 }
 
+/// A request started: its handler runs, or the connection switches to HTTP/2 for it.
+enum Start<F> {
+    Job(Job<F>),
+    Upgrade(Box<Upgraded>),
+}
+
+/// The answer to an accepted `Upgrade: h2c` (RFC 7540 §3.2).
+const SWITCHING_TO_H2C: &[u8] =
+    b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+
+/// Whether the read buffer starts with the HTTP/2 client preface.
+enum Preface {
+    Complete,
+    /// A prefix of it: more bytes decide.
+    Partial,
+    No,
+}
+
+fn preface(buf: &[u8]) -> Preface {
+    let n = buf.len().min(PREFACE.len());
+    if n == 0 || buf[..n] != PREFACE[..n] {
+        Preface::No
+    } else if n == PREFACE.len() {
+        Preface::Complete
+    } else {
+        Preface::Partial
+    }
+}
+
+/// The `HTTP2-Settings` payload of a request that asks to upgrade to h2c, when it asks
+/// correctly (RFC 7540 §3.2, §3.2.1): `h2c` among the `Upgrade` protocols, one
+/// `HTTP2-Settings` field that decodes, and both named as connection options ("a client
+/// sending the HTTP2-Settings header field MUST also send HTTP2-Settings as a connection
+/// option"). Anything else is served as HTTP/1.1, as RFC 9110 §7.8 lets a server ignore
+/// Upgrade.
+fn h2c_upgrade(req: &Request) -> Option<Vec<u8>> {
+    let headers = req.headers();
+    let listed = |name: &str, token: &[u8]| {
+        headers
+            .get_all(name)
+            .any(|v| v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token)))
+    };
+    if !listed("upgrade", b"h2c") || !listed("connection", b"http2-settings") {
+        return None;
+    }
+    let mut fields = headers.get_all("http2-settings");
+    let value = fields.next()?;
+    if fields.next().is_some() {
+        return None;
+    }
+    decode_settings_field(value.trim_ascii())
+}
+
 /// A parsed head, or what stops it.
 #[allow(clippy::large_enum_variant)]
 enum Next {
@@ -113,19 +178,13 @@ enum Step<F> {
     Wait,
     /// A final response is queued: the connection ends after it.
     Stop,
+    /// A `101 Switching Protocols` to HTTP/2 is queued (boxed: a rare path, kept out of
+    /// every connection's future).
+    Upgrade(Box<Upgraded>),
 }
 
-/// What the access log keeps of the request being handled (only when logging is on; boxed
-/// once per connection, so connections without it carry a pointer).
-struct LogState {
-    head: Bytes,
-    spans: Option<LogSpans>,
-    started: Instant,
-    status: u16,
-    bytes: u64,
-}
-
-/// Serves one HTTP/1.1 connection until it closes; the first head is timed from `started`.
+/// Serves one HTTP/1.1 connection until it closes, or hands it over to HTTP/2 (the client
+/// preface, or an `Upgrade: h2c`); the first head is timed from `started`.
 ///
 /// A plain function returning an `async` block, not an `async fn`: an async function keeps its
 /// arguments (the transport, 40 bytes, and the rest) in its future for its whole life, beside
@@ -152,7 +211,7 @@ pub(crate) fn serve<H: Handler>(
         wpos: 0,
         date: None,
         timer_at: None,
-        holding: false,
+        holding: Holding(None),
         cont: false,
         body: None,
         log: None,
@@ -162,10 +221,22 @@ pub(crate) fn serve<H: Handler>(
             pin!(tokio::time::sleep_until(started + conn.worker.config.header_read_timeout));
         match conn.run(&mut sleep, started).await {
             // The last response said `Connection: close`.
-            Ok(()) => {
+            Ok(Exit::Done) => {
                 if conn.flush(&mut sleep).await.is_ok() {
                     conn.linger(&mut sleep).await;
                 }
+            }
+            Ok(Exit::Http2(upgraded)) => {
+                // The `101` (if any) goes before the first HTTP/2 frame.
+                if conn.flush(&mut sleep).await.is_err() {
+                    return;
+                }
+                let input = std::mem::take(&mut conn.rbuf);
+                conn.release_buffers();
+                let Conn { io, peer, service, .. } = conn;
+                // Boxed: a plain connection's future carries a pointer for it, not its state.
+                let h2 = super::h2::serve(io, peer, service, admitted, input, upgraded);
+                return Box::pin(h2).await;
             }
             // Cut short (a timeout, a failed response body, shutdown): send what is queued.
             Err(Close::Done) => {
@@ -196,8 +267,8 @@ struct Conn<H: Handler> {
     /// task's waker is registered with the timer for that deadline until it fires, so a wait
     /// for the same deadline need not poll the timer again (~120 instructions per wait).
     timer_at: Option<Instant>,
-    /// This connection keeps its buffers while idle ([`super::buffers::BufPool::hold`]).
-    holding: bool,
+    /// This connection keeps its buffers while idle.
+    holding: Holding,
     /// `100 Continue` is owed: sent when the handler first wants body bytes none of which has
     /// arrived (RFC 9110 §10.1.1).
     cont: bool,
@@ -207,33 +278,49 @@ struct Conn<H: Handler> {
     log: Option<Box<LogState>>,
 }
 
-impl<H: Handler> Drop for Conn<H> {
+/// This connection keeps its buffers while idle ([`super::buffers::BufPool::hold`]); the hold
+/// ends with the connection, however it ends.
+struct Holding(Option<std::rc::Rc<Worker>>);
+
+impl Drop for Holding {
     fn drop(&mut self) {
-        if self.holding {
-            self.worker.buffers.unhold();
+        if let Some(worker) = self.0.take() {
+            worker.buffers.unhold();
         }
     }
 }
 
 impl<H: Handler> Conn<H> {
     /// The request loop.
-    async fn run(&mut self, sleep: &mut Pin<&mut Sleep>, accepted: Instant) -> Result<(), Close> {
+    async fn run(&mut self, sleep: &mut Pin<&mut Sleep>, accepted: Instant) -> Result<Exit, Close> {
         // The first head is timed from the accept; later ones from their first bytes.
         let mut head_started = Some(accepted);
         let mut first = true;
+        let h2c = self.worker.config.http2 && self.worker.config.h2c && self.io.is_plain();
         loop {
+            // RFC 9113 §3.3: a client that knows the server speaks HTTP/2 starts with the
+            // connection preface; it can only come first.
+            let step = match first && h2c {
+                true => match preface(&self.rbuf) {
+                    Preface::Complete => return Ok(Exit::Http2(None)),
+                    Preface::Partial => Step::Wait,
+                    Preface::No => self.step()?,
+                },
+                false => self.step()?,
+            };
             // The parsed head (`Next`, ~280 bytes) must not be alive across an `.await`, or
             // every idle connection's future holds room for it: `step` parses and starts the
             // request synchronously and hands over only the small `Step`.
-            match self.step()? {
+            match step {
                 Step::Run(job) => {
                     first = false;
                     head_started = None;
                     if !self.dispatch(job, sleep).await? {
-                        return Ok(());
+                        return Ok(Exit::Done);
                     }
                 }
-                Step::Stop => return Ok(()),
+                Step::Stop => return Ok(Exit::Done),
+                Step::Upgrade(upgraded) => return Ok(Exit::Http2(Some(upgraded))),
                 Step::Wait => {
                     let partial = !self.rbuf.is_empty();
                     let deadline = if partial || first {
@@ -268,7 +355,8 @@ impl<H: Handler> Conn<H> {
         };
         let head = self.rbuf.split_to(len).freeze();
         Ok(match self.start(head, spans, framing)? {
-            Some(job) => Step::Run(job),
+            Some(Start::Job(job)) => Step::Run(job),
+            Some(Start::Upgrade(upgraded)) => Step::Upgrade(upgraded),
             None => Step::Stop,
         })
     }
@@ -319,7 +407,11 @@ impl<H: Handler> Conn<H> {
                 version,
                 status: status.as_u16(),
                 body_bytes: reason.len() as u64,
-                duration: self.log.as_ref().map_or_else(Default::default, |l| l.started.elapsed()),
+                duration: self
+                    .log
+                    .as_ref()
+                    .and_then(|l| l.started)
+                    .map_or_else(Default::default, |s| s.elapsed()),
                 user_agent: None,
                 referer: None,
                 refused: true,
@@ -343,23 +435,11 @@ impl<H: Handler> Conn<H> {
         head: Bytes,
         spans: HeadSpans,
         framing: RequestFraming,
-    ) -> Result<Option<Job<H::Future>>, Close> {
+    ) -> Result<Option<Start<H::Future>>, Close> {
         let version = spans.version();
         let is_head = spans.method() == Method::Head;
         if self.worker.access_log.is_some() {
-            let state = self.log.get_or_insert_with(|| {
-                Box::new(LogState {
-                    head: Bytes::new(),
-                    spans: None,
-                    started: Instant::now(),
-                    status: 0,
-                    bytes: 0,
-                })
-            });
-            state.spans = Some(spans.log_spans(&head));
-            state.head = head.clone();
-            state.started = Instant::now();
-            state.bytes = 0;
+            self.log.get_or_insert_with(Default::default).start(&head, &spans);
         }
         let body_len = match framing.body {
             // RFC 9110 §15.5.14: refuse a declared length over the limit before reading it.
@@ -377,6 +457,17 @@ impl<H: Handler> Conn<H> {
         let mut req = Request::from_parts(head, spans, Body::empty());
         req.remote_addr = Some(self.peer);
         let has_body = body_len != BodyLength::Length(0);
+        if framing.upgrade && !has_body && self.worker.config.http2 && self.worker.config.h2c {
+            if let Some(settings) = h2c_upgrade(&req).filter(|_| self.io.is_plain()) {
+                if self.wbuf.capacity() == 0 {
+                    self.wbuf = self.worker.buffers.take_write();
+                }
+                // RFC 7540 §3.2: "HTTP/1.1 101 Switching Protocols", then the server's
+                // connection preface (its SETTINGS), then the response on stream 1.
+                self.wbuf.extend_from_slice(SWITCHING_TO_H2C);
+                return Ok(Some(Start::Upgrade(Box::new(Upgraded { request: req, settings }))));
+            }
+        }
         if has_body {
             let source = self.body.get_or_insert_with(RequestBody::new);
             let id = source.start(body_len, self.worker.config.max_body_bytes);
@@ -384,13 +475,13 @@ impl<H: Handler> Conn<H> {
             // RFC 9110 §10.1.1: ignore 100-continue from an HTTP/1.0 client.
             self.cont = framing.expect_continue && version == Version::Http11;
         }
-        Ok(Some(Job {
+        Ok(Some(Start::Job(Job {
             slot: self.service.call(req),
             keep_alive: framing.keep_alive,
             is_head,
             version,
             has_body,
-        }))
+        })))
     }
 
     /// Runs a started request and queues its response. `Ok(true)`: keep going.
@@ -450,28 +541,9 @@ impl<H: Handler> Conn<H> {
 
     /// Hands the finished request to the access log.
     fn log_response(&mut self) {
-        let (Some(log), Some(state)) = (&self.worker.access_log, &mut self.log) else {
-            return;
-        };
-        let Some(spans) = state.spans.take() else {
-            return;
-        };
-        let head = &state.head;
-        let text =
-            |r: std::ops::Range<usize>| head.get(r).and_then(crate::ascii::as_str).unwrap_or("-");
-        (log.0)(&LogEntry {
-            remote_addr: self.peer,
-            method: spans.method_str(head),
-            target: text(spans.target),
-            version: Some(spans.version),
-            status: state.status,
-            body_bytes: state.bytes,
-            duration: state.started.elapsed(),
-            user_agent: spans.user_agent.and_then(|r| head.get(r)),
-            referer: spans.referer.and_then(|r| head.get(r)),
-            refused: false,
-        });
-        state.head = Bytes::new();
+        if let (Some(log), Some(state)) = (&self.worker.access_log, &mut self.log) {
+            state.emit(log, self.peer);
+        }
     }
 
     /// Runs the handler to completion, reading its request body for it, catching panics and
@@ -739,7 +811,7 @@ impl<H: Handler> Conn<H> {
     ) -> Result<(), Close> {
         self.flush(sleep).await?;
         let Conn { io, rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
-        let (io, worker, idle) = (&*io, &**worker, *idle);
+        let (io, worker, idle) = (&*io, &*worker, *idle);
         let keep_alive = worker.config.keep_alive_timeout;
         // Between requests (no deadline given) the connection is idle: the longest-idle one
         // may be closed to admit a new connection at the limit.
@@ -754,10 +826,10 @@ impl<H: Handler> Conn<H> {
             let deadline = *pending.get_or_insert_with(|| {
                 // A few connections per worker keep their buffers (a bounded amount of memory);
                 // the others hand them back, so idle connections cost no buffer.
-                if !partial && !*holding && !worker.buffers.hold() {
+                if !partial && holding.0.is_none() && !worker.buffers.hold() {
                     release_buffers(rbuf, worker, wbuf, wpos);
-                } else if !partial {
-                    *holding = true;
+                } else if !partial && holding.0.is_none() {
+                    holding.0 = Some(worker.clone());
                 }
                 if between {
                     worker.go_idle(idle);

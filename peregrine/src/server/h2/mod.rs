@@ -1,0 +1,770 @@
+//! One HTTP/2 connection (RFC 9113): the sans-I/O `http2::Conn` driven over the connection's
+//! transport, each stream's request handed to the same `Handler` HTTP/1.1 uses.
+//!
+//! The connection is one task, written as a hand-made future: every poll reads what the
+//! socket has and feeds it to the state machine, starts a handler per new request stream,
+//! polls the handlers and response bodies that were woken (each task slot has its own waker,
+//! so a wake-up polls one stream, not all), releases the flow-control window of request body
+//! bytes the handlers consumed, sends what the windows allow, and writes the frames queued.
+//! Requests are views over a per-connection arena of head bytes, response heads are
+//! HPACK-encoded straight into the send buffer: a kept-open connection serving a static
+//! response allocates nothing per request.
+
+mod body;
+mod respond;
+mod tasks;
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant as StdInstant;
+
+use bytes::{Buf, BytesMut};
+use http::{HeaderMap, HeaderName, HeaderValue};
+use tokio::time::{Instant, Sleep};
+
+use super::call::{Panicked, poll_handler};
+use super::slots::Service;
+use super::worker::{Admitted, Worker};
+use crate::body::{Body, BodyErrorKind};
+use crate::date::ImfFixdate;
+use crate::handler::Handler;
+use crate::http2::{self, Event, HeadersKind, Reason, Role, StreamId};
+use crate::net::Transport;
+use crate::request::{H2Head, Request};
+use crate::response::IntoResponse;
+use body::Bodies;
+use tasks::{Out, ReadyQueue, Tasks};
+
+/// Read-buffer room kept before each read.
+const MIN_READ: usize = 16 * 1024;
+
+/// Frames waiting for the socket beyond which no more input is read: a peer that does not read
+/// stops being served until it does.
+const MAX_PENDING_OUTPUT: usize = 1024 * 1024;
+
+/// Bytes of request-head arena made at once; heads are split off it as shared `Bytes`.
+const ARENA: usize = 16 * 1024;
+
+/// A request that arrived over HTTP/1.1 with `Upgrade: h2c` (RFC 7540 §3.2): stream 1.
+pub(crate) struct Upgraded {
+    /// The request, answered on stream 1.
+    pub(crate) request: Request,
+    /// The decoded `HTTP2-Settings` payload.
+    pub(crate) settings: Vec<u8>,
+}
+
+/// The HTTP/2 settings of the server's connections, from its `Config`.
+pub(crate) fn h2_config(config: &super::Config) -> http2::Config {
+    http2::Config {
+        max_concurrent_streams: config.h2_max_concurrent_streams,
+        initial_window_size: config.h2_stream_window,
+        connection_window_size: config.h2_connection_window,
+        max_header_list_size: u32::try_from(config.head.max_head_bytes).unwrap_or(u32::MAX),
+        ..http2::Config::default()
+    }
+}
+
+/// Serves one HTTP/2 connection until it closes. `input` holds bytes already read (the client
+/// preface, found by the HTTP/1.1 loop on a plain connection); `upgraded`, the request of an
+/// `Upgrade: h2c`.
+pub(crate) fn serve<H: Handler>(
+    io: Transport,
+    peer: SocketAddr,
+    service: Rc<Service<H>>,
+    admitted: Admitted,
+    input: BytesMut,
+    upgraded: Option<Box<Upgraded>>,
+) -> impl Future<Output = ()> {
+    let worker = admitted.worker.clone();
+    let config = h2_config(&worker.config);
+    let now = StdInstant::now();
+    let (conn, first) = match upgraded {
+        None => (Ok(http2::Conn::new(Role::Server, config, now)), None),
+        Some(up) => (http2::Conn::upgraded(config, &up.settings, now), Some(up.request)),
+    };
+    let started = Instant::now();
+    let deadline = started + worker.config.header_read_timeout;
+    let mut task = H2Conn {
+        io,
+        peer,
+        conn: conn.ok(),
+        rbuf: input,
+        wbuf: Vec::new(),
+        wpos: 0,
+        worker,
+        service,
+        admitted,
+        tasks: Tasks::new(),
+        ready: Arc::new(ReadyQueue::default()),
+        bodies: Arc::new(Bodies::default()),
+        arena: BytesMut::new(),
+        polled: Vec::new(),
+        released: Vec::new(),
+        timer: Box::pin(tokio::time::sleep_until(deadline)),
+        date: None,
+        read_closed: false,
+        draining: false,
+        idle_since: Some(started),
+        served: 0,
+        write_stalled: None,
+    };
+    if let Some(request) = first {
+        task.start_request(StreamId::new(1), request, false, false);
+    }
+    task
+}
+
+/// The connection task.
+struct H2Conn<H: Handler> {
+    io: Transport,
+    peer: SocketAddr,
+    /// `None` when an upgrade's settings were invalid: the connection just closes.
+    conn: Option<http2::Conn>,
+    rbuf: BytesMut,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    worker: Rc<Worker>,
+    service: Rc<Service<H>>,
+    admitted: Admitted,
+    tasks: Tasks<H::Future>,
+    ready: Arc<ReadyQueue>,
+    bodies: Arc<Bodies>,
+    /// Request heads are written here and split off (see `Request::from_h2`).
+    arena: BytesMut,
+    /// Scratch: the task slots woken since the last poll.
+    polled: Vec<u16>,
+    /// Scratch: request body octets handlers consumed.
+    released: Vec<(u16, u32)>,
+    timer: Pin<Box<Sleep>>,
+    /// The Date of the responses of this poll.
+    date: Option<ImfFixdate>,
+    read_closed: bool,
+    /// Graceful shutdown has begun (the worker drains, or the connection idled out).
+    draining: bool,
+    /// Since when no stream is open (the keep-alive timeout runs from there).
+    idle_since: Option<Instant>,
+    /// Requests started on this connection.
+    served: u64,
+    /// Since when the socket takes none of the bytes queued for it.
+    write_stalled: Option<Instant>,
+}
+
+impl<H: Handler> Future for H2Conn<H> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        if this.conn.is_none() {
+            return Poll::Ready(());
+        }
+        this.ready.watch(cx.waker());
+        this.bodies.watch(cx.waker());
+        this.worker.watch(this.admitted.idle, cx.waker());
+        loop {
+            match this.turn(cx) {
+                Turn::Again => continue,
+                Turn::Done => {
+                    this.finish();
+                    return Poll::Ready(());
+                }
+                Turn::Wait => {}
+            }
+            // Wait for the socket, a handler, or a deadline; any of them may be ready already.
+            if !this.read_closed && this.input_allowed() && this.io.poll_read_ready(cx).is_ready() {
+                continue;
+            }
+            if this.arm_timer(cx) {
+                continue;
+            }
+            return Poll::Pending;
+        }
+    }
+}
+
+/// What one turn of the connection's loop found.
+enum Turn {
+    /// Something moved: go round again.
+    Again,
+    /// Nothing to do until woken.
+    Wait,
+    /// The connection is over.
+    Done,
+}
+
+impl<H: Handler> H2Conn<H> {
+    fn conn(&mut self) -> &mut http2::Conn {
+        // `poll` returns at once when there is none.
+        self.conn.as_mut().expect("connection state")
+    }
+
+    /// Reads, feeds, runs handlers, sends, writes. Returns whether anything moved.
+    fn turn(&mut self, cx: &mut Context<'_>) -> Turn {
+        let mut moved = false;
+        if !self.read_closed && self.input_allowed() {
+            match self.read() {
+                Ok(true) => moved = true,
+                Ok(false) => {}
+                Err(()) => return Turn::Done,
+            }
+        }
+        self.date = None;
+        if !self.rbuf.is_empty() || moved {
+            moved |= self.feed();
+        }
+        moved |= self.events();
+        moved |= self.run_ready();
+        self.release();
+        moved |= self.send_bodies();
+        if self.worker.draining() || self.worker.evicted(self.admitted.idle) {
+            self.drain();
+        }
+        match self.transmit(cx) {
+            Ok(wrote) => moved |= wrote,
+            Err(()) => return Turn::Done,
+        }
+        if self.conn().is_closed() && self.wpos >= self.wbuf.len() {
+            return Turn::Done;
+        }
+        if self.read_closed && self.tasks.live() == 0 {
+            return Turn::Done;
+        }
+        if moved { Turn::Again } else { Turn::Wait }
+    }
+
+    /// New input is read only while the peer reads our output.
+    fn input_allowed(&self) -> bool {
+        self.wbuf.len() - self.wpos < MAX_PENDING_OUTPUT
+    }
+
+    /// Reads what the socket has. `Ok(true)` when bytes (or the end) came.
+    fn read(&mut self) -> Result<bool, ()> {
+        if self.rbuf.capacity() - self.rbuf.len() < MIN_READ {
+            self.rbuf.reserve(MIN_READ);
+        }
+        match self.io.try_read_buf(&mut self.rbuf) {
+            Ok(0) => {
+                self.read_closed = true;
+                Ok(true)
+            }
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(_) => Err(()),
+        }
+    }
+
+    /// Feeds the read buffer to the state machine and acts on its events. True when it took
+    /// input.
+    fn feed(&mut self) -> bool {
+        let now = StdInstant::now();
+        let mut took = false;
+        loop {
+            let conn = self.conn.as_mut().expect("connection state");
+            let (used, event) = conn.recv(&self.rbuf, now);
+            took |= used > 0;
+            match event {
+                Some(Event::Data { stream, data, end_stream }) => {
+                    let base = self.rbuf.as_ptr() as usize;
+                    let start = (data.as_ptr() as usize).wrapping_sub(base);
+                    let len = data.len();
+                    let in_input = start.checked_add(len).is_some_and(|end| end <= used);
+                    let copied =
+                        if in_input { None } else { Some(bytes::Bytes::copy_from_slice(data)) };
+                    // Zero copy: the chunk shares the read buffer.
+                    let taken = self.rbuf.split_to(used).freeze();
+                    let chunk = copied.unwrap_or_else(|| taken.slice(start..start + len));
+                    self.on_data(stream, chunk, end_stream);
+                }
+                Some(Event::Headers { stream, kind, end_stream, section }) => {
+                    match kind {
+                        HeadersKind::Request => {
+                            let expect = section.fields().any(|f| {
+                                f.name == b"expect" && f.value.eq_ignore_ascii_case(b"100-continue")
+                            });
+                            let head = H2Head {
+                                method: section.method().unwrap_or_default(),
+                                path: section.path(),
+                                authority: section.authority(),
+                                fields: section.fields().map(|f| (f.name, f.value)),
+                            };
+                            if self.arena.capacity() - self.arena.len() < 1024 {
+                                self.arena.reserve(ARENA);
+                            }
+                            let is_head = section.method() == Some(b"HEAD");
+                            let content_length = section.content_length();
+                            let index = self.tasks.open(stream, &self.ready);
+                            let body = if end_stream {
+                                Body::empty()
+                            } else {
+                                let id = self.bodies.open(usize::from(index), content_length);
+                                self.tasks.slots[usize::from(index)].body_open = true;
+                                Body::incoming(self.bodies.clone(), id)
+                            };
+                            let request = Request::from_h2(&mut self.arena, head, body);
+                            self.rbuf.advance(used);
+                            self.start_task(index, request, is_head, expect && !end_stream);
+                        }
+                        HeadersKind::Trailers => {
+                            let mut map = HeaderMap::new();
+                            for f in section.fields() {
+                                if let (Ok(n), Ok(v)) = (
+                                    HeaderName::from_bytes(f.name),
+                                    HeaderValue::from_bytes(f.value),
+                                ) {
+                                    map.append(n, v);
+                                }
+                            }
+                            self.rbuf.advance(used);
+                            if let Some(index) = self.tasks.find(stream) {
+                                self.bodies.end(usize::from(index), Some(map));
+                            }
+                        }
+                        // Never for a server: the connection refuses them.
+                        HeadersKind::Response | HeadersKind::Informational => {
+                            self.rbuf.advance(used);
+                        }
+                    }
+                }
+                Some(other) => {
+                    let action = Action::of(&other);
+                    self.rbuf.advance(used);
+                    self.act(action);
+                }
+                None => {
+                    self.rbuf.advance(used);
+                    if used == 0 || self.rbuf.is_empty() {
+                        return took;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Acts on the events queued without input (after timeouts and transmits).
+    fn events(&mut self) -> bool {
+        let mut any = false;
+        loop {
+            let Some(event) = self.conn().poll_event() else { return any };
+            any = true;
+            let action = Action::of(&event);
+            self.act(action);
+        }
+    }
+
+    fn act(&mut self, action: Action) {
+        match action {
+            Action::Reset(stream) => {
+                if let Some(index) = self.tasks.find(stream) {
+                    self.cancel(index);
+                }
+            }
+            Action::Writable(stream) => {
+                if let Some(index) = self.tasks.find(stream) {
+                    self.ready.push(index);
+                }
+            }
+            Action::None => {}
+        }
+    }
+
+    fn on_data(&mut self, stream: StreamId, chunk: bytes::Bytes, end_stream: bool) {
+        let len = chunk.len();
+        let Some(index) = self.tasks.find(stream) else {
+            // A stream we no longer serve: give the window back.
+            self.conn().release_capacity(stream, len);
+            return;
+        };
+        let i = usize::from(index);
+        if len > 0 && !self.bodies.push(i, chunk) {
+            self.conn().release_capacity(stream, len);
+        }
+        if end_stream {
+            self.bodies.end(i, None);
+        }
+    }
+
+    /// Starts the handler of a new request stream in task slot `index`.
+    fn start_task(&mut self, index: u16, mut request: Request, is_head: bool, cont: bool) {
+        request.remote_addr = Some(self.peer);
+        if self.tasks.live() == 1 {
+            self.idle_since = None;
+            self.worker.go_busy(self.admitted.idle);
+        }
+        self.served += 1;
+        let log = self.worker.access_log.is_some();
+        let t = &mut self.tasks.slots[usize::from(index)];
+        t.head = is_head;
+        t.cont = cont;
+        if log {
+            let state = t.log.get_or_insert_with(Default::default);
+            state.start(request.raw_head(), request.spans());
+        }
+        t.handler = Some(self.service.call(request));
+        self.ready.push(index);
+    }
+
+    /// The stream of an `Upgrade: h2c` request, or one started outside `feed`.
+    fn start_request(&mut self, stream: StreamId, request: Request, is_head: bool, cont: bool) {
+        let index = self.tasks.open(stream, &self.ready);
+        self.start_task(index, request, is_head, cont);
+    }
+
+    /// Polls the handlers and response bodies that were woken.
+    fn run_ready(&mut self) -> bool {
+        let mut polled = std::mem::take(&mut self.polled);
+        self.ready.take(&mut polled);
+        let any = !polled.is_empty();
+        for &index in &polled {
+            self.run(index);
+        }
+        self.polled = polled;
+        any
+    }
+
+    /// Polls task `index`: its handler until it answers, then its response body.
+    fn run(&mut self, index: u16) {
+        let i = usize::from(index);
+        let Some(t) = self.tasks.slots.get_mut(i).filter(|t| t.live) else { return };
+        // `100 Continue` when the handler first wants the body (RFC 9110 §10.1.1).
+        if t.cont && self.bodies.wants(i) {
+            t.cont = false;
+            let stream = t.stream;
+            let _ = self.conn().send_informational(stream, 100, std::iter::empty());
+        }
+        let t = &mut self.tasks.slots[i];
+        if let Some(slot) = &mut t.handler {
+            let waker = t.waker.clone();
+            let mut cx = Context::from_waker(&waker);
+            match poll_handler(slot, &mut cx, |out| out.into_response()) {
+                Poll::Pending => {
+                    if t.cont && self.bodies.wants(i) {
+                        // The 100 goes out on the next turn.
+                        self.ready.push(index);
+                    }
+                    return;
+                }
+                Poll::Ready(result) => {
+                    if let Some(slot) = t.handler.take() {
+                        self.service.put(slot);
+                    }
+                    let response = result.unwrap_or_else(|Panicked| respond::internal_error());
+                    self.respond(index, response);
+                }
+            }
+        }
+        self.send_body(index);
+    }
+
+    /// Sends a handler's response head, and its body when it is complete.
+    fn respond(&mut self, index: u16, mut response: crate::Response) {
+        let i = usize::from(index);
+        let date = *self.date.get_or_insert_with(crate::date::now);
+        let conn = self.conn.as_mut().expect("connection state");
+        let t = &mut self.tasks.slots[i];
+        let out =
+            respond::send_head(conn, t.stream, &mut response, t.head, &date, t.log.as_deref_mut());
+        match out {
+            Ok(out) => {
+                t.out = out;
+                if matches!(t.out, Out::None) {
+                    self.complete(index);
+                }
+            }
+            Err(()) => {
+                let stream = t.stream;
+                self.conn().reset(stream, Reason::INTERNAL_ERROR);
+                self.cancel(index);
+            }
+        }
+    }
+
+    /// Sends what the windows allow of every response body waiting to go.
+    fn send_bodies(&mut self) -> bool {
+        let mut any = false;
+        for index in 0..self.tasks.slots.len() as u16 {
+            let t = &self.tasks.slots[usize::from(index)];
+            if t.live && t.handler.is_none() && !matches!(t.out, Out::None) {
+                any |= self.send_body(index);
+            }
+        }
+        any
+    }
+
+    /// Sends what it can of task `index`'s response body. True when bytes went.
+    fn send_body(&mut self, index: u16) -> bool {
+        let i = usize::from(index);
+        let conn = self.conn.as_mut().expect("connection state");
+        let t = &mut self.tasks.slots[i];
+        if !t.live || t.handler.is_some() {
+            return false;
+        }
+        let waker = t.waker.clone();
+        let mut cx = Context::from_waker(&waker);
+        match respond::send_more(conn, t.stream, &mut t.out, &mut cx, t.log.as_deref_mut()) {
+            respond::Sent::Progress => {
+                t.stalled_since = None;
+                true
+            }
+            respond::Sent::Blocked => {
+                t.stalled_since.get_or_insert_with(Instant::now);
+                false
+            }
+            respond::Sent::Waiting => false,
+            respond::Sent::Done => {
+                self.complete(index);
+                true
+            }
+            respond::Sent::Failed => {
+                let stream = t.stream;
+                self.conn().reset(stream, Reason::INTERNAL_ERROR);
+                self.cancel(index);
+                true
+            }
+        }
+    }
+
+    /// The response on task `index` is complete (END_STREAM sent).
+    fn complete(&mut self, index: u16) {
+        let i = usize::from(index);
+        let t = &mut self.tasks.slots[i];
+        let stream = t.stream;
+        if let (Some(log), Some(state)) = (&self.worker.access_log, &mut t.log) {
+            state.emit(log, self.peer);
+        }
+        if t.body_open {
+            t.body_open = false;
+            // The client may still be sending a body nobody will read: stop it without error
+            // (RFC 9113 §8.1), and give back what it sent.
+            let unread = self.bodies.close(i);
+            let conn = self.conn();
+            conn.release_capacity(stream, unread as usize);
+            conn.reset(stream, Reason::NO_ERROR);
+        }
+        self.close_task(index);
+    }
+
+    /// Task `index` ends without completing its response (reset by the peer, or by us).
+    fn cancel(&mut self, index: u16) {
+        let i = usize::from(index);
+        let t = &mut self.tasks.slots[i];
+        if let Some(slot) = t.handler.take() {
+            self.service.put(slot);
+        }
+        if t.body_open {
+            t.body_open = false;
+            self.bodies.fail(i, BodyErrorKind::Incomplete);
+            self.bodies.close(i);
+        }
+        if let Some(state) = &mut t.log {
+            state.spans = None;
+        }
+        self.close_task(index);
+    }
+
+    fn close_task(&mut self, index: u16) {
+        self.tasks.close(index);
+        if self.tasks.live() == 0 {
+            self.idle_since = Some(Instant::now());
+            self.worker.go_idle(self.admitted.idle);
+        }
+    }
+
+    /// Gives back the window of request body octets handlers consumed.
+    fn release(&mut self) {
+        let mut released = std::mem::take(&mut self.released);
+        self.bodies.take_released(&mut released);
+        for &(index, n) in &released {
+            if let Some(t) = self.tasks.slots.get(usize::from(index)).filter(|t| t.live) {
+                let stream = t.stream;
+                self.conn().release_capacity(stream, n as usize);
+            }
+        }
+        released.clear();
+        self.released = released;
+    }
+
+    /// Begins a graceful shutdown (RFC 9113 §6.8), once.
+    fn drain(&mut self) {
+        if !self.draining {
+            self.draining = true;
+            self.conn().shutdown(StdInstant::now());
+        }
+    }
+
+    /// Writes the frames the connection queued. `Err` when the socket failed.
+    fn transmit(&mut self, cx: &mut Context<'_>) -> Result<bool, ()> {
+        if self.wpos >= self.wbuf.len() {
+            self.wbuf.clear();
+            self.wpos = 0;
+        }
+        let conn = self.conn.as_mut().expect("connection state");
+        conn.poll_transmit(&mut self.wbuf);
+        let mut wrote = false;
+        while self.wpos < self.wbuf.len() {
+            match self.io.try_write(&self.wbuf[self.wpos..]) {
+                Ok(0) => return Err(()),
+                Ok(n) => {
+                    self.wpos += n;
+                    wrote = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    match self.io.poll_write_ready(cx) {
+                        Poll::Ready(Ok(())) => continue,
+                        Poll::Ready(Err(_)) => return Err(()),
+                        Poll::Pending => break,
+                    }
+                }
+                Err(_) => return Err(()),
+            }
+        }
+        if self.io.has_pending() {
+            match self.io.poll_flush(cx) {
+                Poll::Ready(Err(_)) => return Err(()),
+                Poll::Ready(Ok(())) | Poll::Pending => {}
+            }
+        }
+        let pending = self.wpos < self.wbuf.len() || self.io.has_pending();
+        if !pending {
+            self.wbuf.clear();
+            self.wpos = 0;
+            self.write_stalled = None;
+        } else if wrote {
+            self.write_stalled = Some(Instant::now());
+        } else {
+            self.write_stalled.get_or_insert_with(Instant::now);
+        }
+        Ok(wrote)
+    }
+
+    /// Arms the timer for the nearest deadline; true when one has passed (and was handled).
+    fn arm_timer(&mut self, cx: &mut Context<'_>) -> bool {
+        let config = self.worker.config;
+        let now = Instant::now();
+        let conn_deadline = self.conn().poll_timeout().map(Instant::from_std);
+        // Before the first request: the preface and first request within the head timeout;
+        // afterwards, the keep-alive timeout while no stream is open.
+        let idle_deadline = self.idle_since.map(|since| {
+            since
+                + if self.served == 0 {
+                    config.header_read_timeout
+                } else {
+                    config.keep_alive_timeout
+                }
+        });
+        let write_deadline = self.write_stalled.map(|since| since + config.write_timeout);
+        // A response that finds no window for this long (a peer holding streams open at zero
+        // window) is reset.
+        let stall_deadline = self
+            .tasks
+            .slots
+            .iter()
+            .filter(|t| t.live)
+            .filter_map(|t| t.stalled_since)
+            .min()
+            .map(|since| since + config.write_timeout);
+        let deadline = [conn_deadline, idle_deadline, write_deadline, stall_deadline]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(deadline) = deadline else { return false };
+        if deadline <= now {
+            return self.expire(now, conn_deadline, idle_deadline, write_deadline, stall_deadline);
+        }
+        if self.timer.deadline() != deadline {
+            self.timer.as_mut().reset(deadline);
+        }
+        if self.timer.as_mut().poll(cx).is_ready() {
+            return self.expire(
+                Instant::now(),
+                conn_deadline,
+                idle_deadline,
+                write_deadline,
+                stall_deadline,
+            );
+        }
+        false
+    }
+
+    /// Handles the deadlines that have passed. True when one did.
+    fn expire(
+        &mut self,
+        now: Instant,
+        conn_deadline: Option<Instant>,
+        idle_deadline: Option<Instant>,
+        write_deadline: Option<Instant>,
+        stall_deadline: Option<Instant>,
+    ) -> bool {
+        let passed = |d: Option<Instant>| d.is_some_and(|d| d <= now);
+        let mut any = false;
+        if passed(conn_deadline) {
+            self.conn().handle_timeout(now.into_std());
+            any = true;
+        }
+        if passed(idle_deadline) {
+            // Idle: close gracefully (no stream is open, so this is quick).
+            self.idle_since = None;
+            if self.served == 0 {
+                self.conn().go_away(Reason::NO_ERROR, b"idle");
+            } else {
+                self.drain();
+            }
+            any = true;
+        }
+        if passed(write_deadline) {
+            // The peer reads nothing: give up on it.
+            self.read_closed = true;
+            self.wbuf.clear();
+            self.wpos = 0;
+            self.conn().go_away(Reason::NO_ERROR, b"write timeout");
+            self.write_stalled = None;
+            any = true;
+        }
+        if passed(stall_deadline) {
+            let limit = self.worker.config.write_timeout;
+            let stale: Vec<u16> = (0..self.tasks.slots.len() as u16)
+                .filter(|&i| {
+                    let t = &self.tasks.slots[usize::from(i)];
+                    t.live && t.stalled_since.is_some_and(|s| s + limit <= now)
+                })
+                .collect();
+            for index in stale {
+                let stream = self.tasks.slots[usize::from(index)].stream;
+                self.conn().reset(stream, Reason::CANCEL);
+                self.cancel(index);
+            }
+            any = true;
+        }
+        any
+    }
+
+    /// The connection is over: handlers still running are dropped, the write side is shut.
+    fn finish(&mut self) {
+        for index in 0..self.tasks.slots.len() as u16 {
+            if self.tasks.slots[usize::from(index)].live {
+                self.cancel(index);
+            }
+        }
+        let _ = self.io.shutdown_write();
+    }
+}
+
+/// What the driver does about an event that borrows nothing it needs.
+enum Action {
+    Reset(StreamId),
+    Writable(StreamId),
+    None,
+}
+
+impl Action {
+    fn of(event: &Event<'_>) -> Action {
+        match event {
+            Event::Reset { stream, .. } => Action::Reset(*stream),
+            Event::Writable { stream } => Action::Writable(*stream),
+            _ => Action::None,
+        }
+    }
+}
