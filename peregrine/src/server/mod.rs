@@ -28,6 +28,7 @@ mod config;
 mod conn;
 mod h1;
 mod idle;
+mod proxy;
 mod runtime;
 #[cfg(target_os = "linux")]
 mod sendfile;
@@ -45,6 +46,7 @@ use std::time::Duration;
 pub use crate::net::{TlsConfig, TlsError};
 pub use access_log::LogEntry;
 pub use config::Config;
+pub use proxy::{InvalidNetwork, Network, ProxyProtocol};
 
 use crate::handler::Handler;
 use access_log::AccessLog;
@@ -76,6 +78,7 @@ pub struct Server {
     config: Config,
     tls: Option<TlsConfig>,
     access_log: Option<AccessLog>,
+    proxy: Option<Arc<ProxyProtocol>>,
 }
 
 impl Server {
@@ -88,6 +91,7 @@ impl Server {
             config: Config::default(),
             tls: None,
             access_log: None,
+            proxy: None,
         };
         server.and_bind(addr)
     }
@@ -156,6 +160,31 @@ impl Server {
     /// ```
     pub fn access_log(mut self, log: impl Fn(&LogEntry<'_>) + Send + Sync + 'static) -> Server {
         self.access_log = Some(AccessLog(Arc::new(log)));
+        self
+    }
+
+    /// Reads the PROXY protocol (versions 1 and 2) on every listener, from the trusted networks
+    /// `proxy` names: each connection must start with the header a load balancer such as
+    /// HAProxy sends (`send-proxy` / `send-proxy-v2`), before TLS and before any HTTP byte.
+    /// Requests and the access log then see the client the balancer reports
+    /// ([`Request::remote_addr`](crate::Request::remote_addr)), and handlers the TLVs it sent
+    /// ([`Request::proxy`](crate::Request::proxy)). A connection from elsewhere, or without a
+    /// valid header within [`Config::header_read_timeout`], is closed unserved.
+    ///
+    /// Without this option a PROXY header is not special: it is refused like any other bad
+    /// request line (400).
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::server::ProxyProtocol;
+    /// use peregrine::{Request, Server};
+    ///
+    /// let balancers = ProxyProtocol::new().trust("10.1.0.0/16".parse().unwrap());
+    /// let server = Server::bind("0.0.0.0:8080").proxy_protocol(balancers);
+    /// # let _ = server;
+    /// ```
+    pub fn proxy_protocol(mut self, proxy: ProxyProtocol) -> Server {
+        self.proxy = Some(Arc::new(proxy));
         self
     }
 
@@ -228,6 +257,7 @@ impl Server {
                 access_log: self.access_log.clone(),
                 load: load.clone(),
                 shutdown: shutdown.clone(),
+                proxy: self.proxy.clone(),
             };
             match runtime::spawn_worker(index, listeners, handler.clone(), shared) {
                 Ok(thread) => threads.push(thread),

@@ -15,6 +15,7 @@ use tokio::task::LocalSet;
 use super::access_log::AccessLog;
 use super::config::Config;
 use super::conn;
+use super::proxy::ProxyProtocol;
 use super::shutdown::ShutdownSignal;
 use super::slots::Service;
 use super::worker::{Admitted, Load, Worker};
@@ -72,6 +73,7 @@ pub(crate) struct Shared {
     pub(crate) access_log: Option<AccessLog>,
     pub(crate) load: Arc<Load>,
     pub(crate) shutdown: Arc<ShutdownSignal>,
+    pub(crate) proxy: Option<Arc<ProxyProtocol>>,
 }
 
 /// Starts one worker thread serving `listeners` until `shutdown` triggers and its connections
@@ -82,10 +84,12 @@ pub(crate) fn spawn_worker<H: Handler>(
     handler: H,
     shared: Shared,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let Shared { config, access_log, load, shutdown } = shared;
+    let Shared { config, access_log, load, shutdown, proxy } = shared;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
-        let worker = Rc::new(Worker::new(config, access_log, index, load));
+        let mut worker = Worker::new(config, access_log, index, load);
+        worker.proxy = proxy;
+        let worker = Rc::new(worker);
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();
         local.block_on(&runtime, async move {

@@ -18,6 +18,7 @@ use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
 use super::idle::Slots;
+use super::proxy::ProxyProtocol;
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
@@ -55,6 +56,8 @@ pub(crate) struct Worker {
     pub(crate) buffers: BufPool,
     /// The access log function, if any.
     pub(crate) access_log: Option<AccessLog>,
+    /// Whether connections start with a PROXY protocol header, and from whom.
+    pub(crate) proxy: Option<Arc<ProxyProtocol>>,
     index: usize,
     load: Arc<Load>,
     /// Connections open on this worker.
@@ -83,6 +86,7 @@ impl Worker {
             config,
             buffers: BufPool::default(),
             access_log,
+            proxy: None,
             index,
             load,
             active: Cell::new(0),

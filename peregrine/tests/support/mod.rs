@@ -77,6 +77,11 @@ impl RawClient {
         RawClient { stream: Box::new(stream), buf: Vec::new() }
     }
 
+    /// A client over a stream the test set up itself.
+    pub fn over(stream: impl Stream + 'static) -> RawClient {
+        RawClient { stream: Box::new(stream), buf: Vec::new() }
+    }
+
     /// Connects with TLS to `addr` as `name` (SNI and certificate check), handshake done.
     pub fn connect_tls(
         addr: SocketAddr,

@@ -21,7 +21,6 @@ mod write;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::mem::MaybeUninit;
-use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -41,7 +40,7 @@ use crate::http1::encode::CONTINUE;
 use crate::http1::framing::{BodyLength, RequestFraming, request_framing};
 use crate::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status};
 use crate::net::Transport;
-use crate::request::{HeadSpans, LogSpans, Request};
+use crate::request::{HeadSpans, LogSpans, Peer, Request};
 use crate::response::{IntoResponse, Response};
 use crate::{Method, Version};
 use body::{Fed, RequestBody};
@@ -126,13 +125,15 @@ struct LogState {
 }
 
 /// Serves one HTTP/1.1 connection until it closes; the first head is timed from `started`.
+/// `rbuf`: bytes already read (after a PROXY protocol header), usually empty.
 ///
 /// A plain function returning an `async` block, not an `async fn`: an async function keeps its
 /// arguments (the transport, 40 bytes, and the rest) in its future for its whole life, beside
 /// the values built from them; the block captures only what it uses.
 pub(crate) fn serve<H: Handler>(
     io: Transport,
-    peer: SocketAddr,
+    peer: Peer,
+    rbuf: BytesMut,
     service: std::rc::Rc<Service<H>>,
     admitted: Admitted,
     started: Instant,
@@ -142,7 +143,7 @@ pub(crate) fn serve<H: Handler>(
     let mut conn = Conn {
         io,
         peer,
-        rbuf: BytesMut::new(),
+        rbuf,
         worker,
         service,
         idle: admitted.idle,
@@ -180,7 +181,8 @@ pub(crate) fn serve<H: Handler>(
 
 struct Conn<H: Handler> {
     io: Transport,
-    peer: SocketAddr,
+    /// The client: the TCP peer, or whom the balancer's PROXY header named.
+    peer: Peer,
     rbuf: BytesMut,
     worker: std::rc::Rc<Worker>,
     service: std::rc::Rc<Service<H>>,
@@ -313,7 +315,7 @@ impl<H: Handler> Conn<H> {
                 _ => refused_request_line(&self.rbuf),
             };
             (log.0)(&LogEntry {
-                remote_addr: self.peer,
+                remote_addr: self.peer.addr(),
                 method: &method,
                 target: &target,
                 version,
@@ -375,7 +377,7 @@ impl<H: Handler> Conn<H> {
             other => other,
         };
         let mut req = Request::from_parts(head, spans, Body::empty());
-        req.remote_addr = Some(self.peer);
+        req.remote_addr = Some(self.peer.clone());
         let has_body = body_len != BodyLength::Length(0);
         if has_body {
             let source = self.body.get_or_insert_with(RequestBody::new);
@@ -460,7 +462,7 @@ impl<H: Handler> Conn<H> {
         let text =
             |r: std::ops::Range<usize>| head.get(r).and_then(crate::ascii::as_str).unwrap_or("-");
         (log.0)(&LogEntry {
-            remote_addr: self.peer,
+            remote_addr: self.peer.addr(),
             method: spans.method_str(head),
             target: text(spans.target),
             version: Some(spans.version),
