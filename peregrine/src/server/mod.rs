@@ -218,6 +218,12 @@ impl Server {
         self
     }
 
+    /// See [`Config::drain_grace`]: how long the listeners keep accepting once a drain begins.
+    pub fn drain_grace(mut self, t: Duration) -> Server {
+        self.config.drain_grace = t;
+        self
+    }
+
     /// See [`Config::shutdown_timeout`].
     pub fn shutdown_timeout(mut self, t: Duration) -> Server {
         self.config.shutdown_timeout = t;
@@ -270,7 +276,9 @@ impl Server {
         Ok(ServerHandle { addrs, shutdown, threads })
     }
 
-    /// Starts the server and blocks until SIGINT or SIGTERM, then shuts down gracefully.
+    /// Starts the server and blocks until SIGINT or SIGTERM, then shuts down gracefully (see
+    /// [`ServerHandle::shutdown`]); a second SIGINT or SIGTERM during the drain ends it at once
+    /// ([`ServerHandle::shutdown_now`]).
     ///
     /// # Errors
     /// As [`Server::spawn`], or when the signal handlers cannot be installed.
@@ -286,9 +294,14 @@ impl Server {
                 _ = terminate.recv() => {}
                 () = handle.shutdown.wait() => {}
             }
+            handle.shutdown();
+            tokio::select! {
+                _ = interrupt.recv() => handle.shutdown_now(),
+                _ = terminate.recv() => handle.shutdown_now(),
+                () = handle.stopped() => {}
+            }
             io::Result::Ok(())
         })?;
-        handle.shutdown();
         handle.join()
     }
 }
@@ -314,11 +327,30 @@ impl ServerHandle {
         &self.addrs
     }
 
-    /// Starts a graceful shutdown: stop accepting, close idle connections, let in-flight
-    /// requests finish within [`Config::shutdown_timeout`] (their responses carry
-    /// `Connection: close`). Returns at once.
+    /// Starts a graceful shutdown, a drain: from now on responses carry `Connection: close`
+    /// and the health endpoint ([`Server::health`]) answers 503; the listeners keep accepting
+    /// for [`Config::drain_grace`] while a load balancer notices, then close; idle connections
+    /// close, and in-flight requests finish within [`Config::shutdown_timeout`]. Returns at
+    /// once.
     pub fn shutdown(&self) {
         self.shutdown.trigger();
+    }
+
+    /// Ends at once: the listeners and every connection, idle or not, are closed without
+    /// waiting for requests in flight (what a second SIGTERM does to [`Server::run`]).
+    /// Returns at once; [`ServerHandle::join`] then returns promptly.
+    pub fn shutdown_now(&self) {
+        self.shutdown.force();
+    }
+
+    /// Waits until every worker has stopped (after [`ServerHandle::shutdown`] or
+    /// [`ServerHandle::shutdown_now`]), without blocking the thread: for a caller that waits
+    /// for a signal at the same time. [`ServerHandle::join`] afterwards returns at once.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn stopped(&self) {
+        self.shutdown.stopped.wait().await;
     }
 
     /// Waits until every worker has stopped (after [`ServerHandle::shutdown`]).

@@ -76,8 +76,9 @@ pub(crate) struct Shared {
     pub(crate) proxy: Option<Arc<ProxyProtocol>>,
 }
 
-/// Starts one worker thread serving `listeners` until `shutdown` triggers and its connections
-/// finish (or `config.shutdown_timeout` passes).
+/// Starts one worker thread serving `listeners` until `shutdown` triggers, its grace period
+/// (`config.drain_grace`) passes and its connections finish (or `config.shutdown_timeout`
+/// passes), or until a forced end.
 pub(crate) fn spawn_worker<H: Handler>(
     index: usize,
     listeners: Vec<(std::net::TcpListener, Tls)>,
@@ -86,7 +87,9 @@ pub(crate) fn spawn_worker<H: Handler>(
 ) -> io::Result<std::thread::JoinHandle<()>> {
     let Shared { config, access_log, load, shutdown, proxy } = shared;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let running = shutdown.worker_started();
     std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
+        let _running = running;
         let mut worker = Worker::new(config, access_log, index, load);
         worker.proxy = proxy;
         let worker = Rc::new(worker);
@@ -111,10 +114,20 @@ pub(crate) fn spawn_worker<H: Handler>(
                 async move { worker.serve_evictions().await }
             });
             shutdown.wait().await;
-            evictions.abort();
             worker.begin_drain();
+            // The grace period: still accepting, answering with `Connection: close`, while the
+            // load balancer sees the health endpoint fail and stops sending.
+            tokio::select! {
+                () = tokio::time::sleep(worker.config.drain_grace) => {}
+                () = shutdown.force.wait() => return,
+            }
+            evictions.abort();
+            worker.stop_accepting();
             // In-flight requests finish; connections close as they become idle.
-            let _ = tokio::time::timeout(worker.config.shutdown_timeout, worker.all_closed()).await;
+            tokio::select! {
+                _ = tokio::time::timeout(worker.config.shutdown_timeout, worker.all_closed()) => {}
+                () = shutdown.force.wait() => {}
+            }
         });
         // Dropping the LocalSet and the runtime drops any connection still open past the
         // deadline, closing its socket.
@@ -151,7 +164,7 @@ async fn accept_loop<H: Handler>(
     loop {
         let accepted = tokio::select! {
             biased;
-            () = worker.drained() => return,
+            () = worker.stopped() => return,
             accepted = listener.accept() => accepted,
         };
         match accepted {
@@ -169,7 +182,7 @@ async fn accept_loop<H: Handler>(
                 if let Some(pause) = accept_backoff(&e) {
                     tracing::warn!("peregrine: accept failed ({e}); pausing {pause:?}");
                     tokio::select! {
-                        () = worker.drained() => return,
+                        () = worker.stopped() => return,
                         () = tokio::time::sleep(pause) => {}
                     }
                 }

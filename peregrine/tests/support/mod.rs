@@ -18,6 +18,8 @@ pub fn test_config() -> Config {
         header_read_timeout: Duration::from_secs(5),
         keep_alive_timeout: Duration::from_secs(5),
         shutdown_timeout: Duration::from_secs(5),
+        // Tests that shut down wait for no balancer.
+        drain_grace: Duration::ZERO,
         ..Config::default()
     }
 }

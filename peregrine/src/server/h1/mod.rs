@@ -785,10 +785,10 @@ impl<H: Handler> Conn<H> {
                 }
                 *timer_at = budget.then(|| sleep.deadline());
             }
-            // Between requests, shutdown closes the connection, and so does an eviction;
-            // inside a head it waits.
+            // Between requests, the end of a drain's grace period closes the connection, and
+            // so does an eviction; inside a head it waits.
             if !partial {
-                if worker.draining() || worker.evicted(idle) {
+                if worker.stopping() || worker.evicted(idle) {
                     return Poll::Ready(Err(Close::Done));
                 }
                 worker.watch(idle, cx.waker());
