@@ -125,6 +125,11 @@ impl HeadSpans {
     pub(crate) fn version(&self) -> Version {
         self.version
     }
+
+    /// Where the target's path lies in the buffer the head was parsed from.
+    pub(crate) fn path_range(&self) -> std::ops::Range<usize> {
+        self.path.range()
+    }
 }
 
 /// What an access log reads of a request head: ranges of the head's bytes.

@@ -28,6 +28,8 @@ mod config;
 mod conn;
 mod h1;
 mod idle;
+mod metrics;
+mod ops;
 mod proxy;
 mod runtime;
 #[cfg(target_os = "linux")]
@@ -79,6 +81,8 @@ pub struct Server {
     tls: Option<TlsConfig>,
     access_log: Option<AccessLog>,
     proxy: Option<Arc<ProxyProtocol>>,
+    health: Option<Box<str>>,
+    metrics: Option<Box<str>>,
 }
 
 impl Server {
@@ -92,6 +96,8 @@ impl Server {
             tls: None,
             access_log: None,
             proxy: None,
+            health: None,
+            metrics: None,
         };
         server.and_bind(addr)
     }
@@ -188,6 +194,44 @@ impl Server {
         self
     }
 
+    /// Answers `GET` and `HEAD` of `path` itself, before the handler: `200 ok` while serving,
+    /// `503 draining` from the moment a drain begins ([`ServerHandle::shutdown`], SIGTERM), so
+    /// a load balancer's health check takes the instance out before its listeners close (see
+    /// [`Config::drain_grace`]). `path` is compared with the request's path as sent, without
+    /// its query.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, Server};
+    /// let server = Server::bind("0.0.0.0:8080").health("/healthz");
+    /// # let _ = server;
+    /// ```
+    pub fn health(mut self, path: impl Into<String>) -> Server {
+        self.health = Some(path.into().into_boxed_str());
+        self
+    }
+
+    /// Answers `GET` and `HEAD` of `path` itself with the server's counters in the Prometheus
+    /// text format: `peregrine_connections_open`, `peregrine_connections_total`,
+    /// `peregrine_requests_in_flight`, `peregrine_requests_total{class="2xx"}` (one series per
+    /// status class, refused requests included), `peregrine_response_body_bytes_total` and
+    /// `peregrine_draining`.
+    ///
+    /// Each worker counts in its own cache lines with plain stores, and a scrape sums them:
+    /// the request path takes no lock and no shared atomic. Without this option nothing is
+    /// counted.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, Server};
+    /// let server = Server::bind("0.0.0.0:8080").metrics("/metrics");
+    /// # let _ = server;
+    /// ```
+    pub fn metrics(mut self, path: impl Into<String>) -> Server {
+        self.metrics = Some(path.into().into_boxed_str());
+        self
+    }
+
     /// Number of worker threads. Default: `std::thread::available_parallelism()`.
     pub fn workers(mut self, n: usize) -> Server {
         self.workers = n.max(1);
@@ -255,6 +299,15 @@ impl Server {
         let (listeners, addrs) = runtime::bind_all(&addrs, self.workers)?;
         let shutdown = Arc::new(ShutdownSignal::default());
         let load = Arc::new(worker::Load::new(listeners.len()));
+        let counters =
+            self.metrics.as_ref().map(|_| Arc::new(metrics::Metrics::new(listeners.len())));
+        let ops = (self.health.is_some() || self.metrics.is_some()).then(|| {
+            Arc::new(ops::Ops {
+                health: self.health.clone(),
+                metrics: self.metrics.clone().zip(counters.clone()),
+                shutdown: shutdown.clone(),
+            })
+        });
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listeners) in listeners.into_iter().enumerate() {
             let listeners = listeners.into_iter().zip(tls.iter().cloned()).collect();
@@ -264,6 +317,8 @@ impl Server {
                 load: load.clone(),
                 shutdown: shutdown.clone(),
                 proxy: self.proxy.clone(),
+                ops: ops.clone(),
+                metrics: counters.as_ref().and_then(|m| m.worker(index)),
             };
             match runtime::spawn_worker(index, listeners, handler.clone(), shared) {
                 Ok(thread) => threads.push(thread),

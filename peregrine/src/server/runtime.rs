@@ -15,6 +15,8 @@ use tokio::task::LocalSet;
 use super::access_log::AccessLog;
 use super::config::Config;
 use super::conn;
+use super::metrics::WorkerMetrics;
+use super::ops::Ops;
 use super::proxy::ProxyProtocol;
 use super::shutdown::ShutdownSignal;
 use super::slots::Service;
@@ -74,6 +76,9 @@ pub(crate) struct Shared {
     pub(crate) load: Arc<Load>,
     pub(crate) shutdown: Arc<ShutdownSignal>,
     pub(crate) proxy: Option<Arc<ProxyProtocol>>,
+    pub(crate) ops: Option<Arc<Ops>>,
+    /// This worker's counters, when metrics are on.
+    pub(crate) metrics: Option<Arc<WorkerMetrics>>,
 }
 
 /// Starts one worker thread serving `listeners` until `shutdown` triggers, its grace period
@@ -85,13 +90,15 @@ pub(crate) fn spawn_worker<H: Handler>(
     handler: H,
     shared: Shared,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let Shared { config, access_log, load, shutdown, proxy } = shared;
+    let Shared { config, access_log, load, shutdown, proxy, ops, metrics } = shared;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let running = shutdown.worker_started();
     std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
         let _running = running;
         let mut worker = Worker::new(config, access_log, index, load);
         worker.proxy = proxy;
+        worker.ops = ops;
+        worker.metrics = metrics;
         let worker = Rc::new(worker);
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();

@@ -18,6 +18,8 @@ use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
 use super::idle::Slots;
+use super::metrics::WorkerMetrics;
+use super::ops::Ops;
 use super::proxy::ProxyProtocol;
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
@@ -58,6 +60,10 @@ pub(crate) struct Worker {
     pub(crate) access_log: Option<AccessLog>,
     /// Whether connections start with a PROXY protocol header, and from whom.
     pub(crate) proxy: Option<Arc<ProxyProtocol>>,
+    /// The endpoints the server answers itself (health, metrics), if any.
+    pub(crate) ops: Option<Arc<Ops>>,
+    /// This worker's counters, when metrics are on.
+    pub(crate) metrics: Option<Arc<WorkerMetrics>>,
     index: usize,
     load: Arc<Load>,
     /// Connections open on this worker.
@@ -89,6 +95,8 @@ impl Worker {
             buffers: BufPool::default(),
             access_log,
             proxy: None,
+            ops: None,
+            metrics: None,
             index,
             load,
             active: Cell::new(0),
@@ -201,6 +209,9 @@ impl Worker {
         let active = self.active.get() + 1;
         self.active.set(active);
         self.peak.set(self.peak.get().max(active));
+        if let Some(metrics) = &self.metrics {
+            metrics.connection_opened(active);
+        }
         true
     }
 
@@ -237,6 +248,9 @@ impl Worker {
         self.load.open.fetch_sub(1, Ordering::AcqRel);
         let left = self.active.get().saturating_sub(1);
         self.active.set(left);
+        if let Some(metrics) = &self.metrics {
+            metrics.connection_closed(left);
+        }
         if left == 0 {
             self.idle_notify.notify_waiters();
         }

@@ -15,6 +15,7 @@
 //! request body is read by this loop on the handler's behalf (`body.rs`).
 
 mod body;
+mod ops;
 mod response;
 mod write;
 
@@ -112,6 +113,8 @@ enum Step<F> {
     Wait,
     /// A final response is queued: the connection ends after it.
     Stop,
+    /// A response is queued (the server answered itself): parse the next request.
+    Next,
 }
 
 /// What the access log keeps of the request being handled (only when logging is on; boxed
@@ -236,6 +239,10 @@ impl<H: Handler> Conn<H> {
                     }
                 }
                 Step::Stop => return Ok(()),
+                Step::Next => {
+                    first = false;
+                    head_started = None;
+                }
                 Step::Wait => {
                     let partial = !self.rbuf.is_empty();
                     let deadline = if partial || first {
@@ -268,6 +275,11 @@ impl<H: Handler> Conn<H> {
             }
             Next::Partial => return Ok(Step::Wait),
         };
+        if self.worker.ops.is_some() {
+            if let Some(step) = self.answer_ops(&spans, &framing, len)? {
+                return Ok(step);
+            }
+        }
         let head = self.rbuf.split_to(len).freeze();
         Ok(match self.start(head, spans, framing)? {
             Some(job) => Step::Run(job),
@@ -348,21 +360,7 @@ impl<H: Handler> Conn<H> {
     ) -> Result<Option<Job<H::Future>>, Close> {
         let version = spans.version();
         let is_head = spans.method() == Method::Head;
-        if self.worker.access_log.is_some() {
-            let state = self.log.get_or_insert_with(|| {
-                Box::new(LogState {
-                    head: Bytes::new(),
-                    spans: None,
-                    started: Instant::now(),
-                    status: 0,
-                    bytes: 0,
-                })
-            });
-            state.spans = Some(spans.log_spans(&head));
-            state.head = head.clone();
-            state.started = Instant::now();
-            state.bytes = 0;
-        }
+        self.log_started(&head, &spans);
         let body_len = match framing.body {
             // RFC 9110 §15.5.14: refuse a declared length over the limit before reading it.
             BodyLength::Length(n) if n > self.worker.config.max_body_bytes => {
@@ -385,6 +383,9 @@ impl<H: Handler> Conn<H> {
             *req.body_mut() = Body::incoming(source.clone(), id);
             // RFC 9110 §10.1.1: ignore 100-continue from an HTTP/1.0 client.
             self.cont = framing.expect_continue && version == Version::Http11;
+        }
+        if let Some(metrics) = &self.worker.metrics {
+            metrics.request_started();
         }
         Ok(Some(Job {
             slot: self.service.call(req),
@@ -426,6 +427,9 @@ impl<H: Handler> Conn<H> {
             if let (Some(log), Ok(n)) = (&mut self.log, &sent) {
                 log.bytes += n;
             }
+            if let (Some(metrics), Ok(n)) = (&self.worker.metrics, &sent) {
+                metrics.body_bytes(*n);
+            }
             sent?;
             if length == BodyLength::CloseDelimited {
                 self.log_response();
@@ -448,6 +452,27 @@ impl<H: Handler> Conn<H> {
             self.flush(sleep).await?;
         }
         Ok(true)
+    }
+
+    /// Records the start of a request for the access log, when it is on.
+    #[inline]
+    fn log_started(&mut self, head: &Bytes, spans: &HeadSpans) {
+        if self.worker.access_log.is_none() {
+            return;
+        }
+        let state = self.log.get_or_insert_with(|| {
+            Box::new(LogState {
+                head: Bytes::new(),
+                spans: None,
+                started: Instant::now(),
+                status: 0,
+                bytes: 0,
+            })
+        });
+        state.spans = Some(spans.log_spans(head));
+        state.head = head.clone();
+        state.started = Instant::now();
+        state.bytes = 0;
     }
 
     /// Hands the finished request to the access log.
@@ -526,6 +551,9 @@ impl<H: Handler> Conn<H> {
         })
         .await;
         self.service.put(slot);
+        if let Some(metrics) = &self.worker.metrics {
+            metrics.request_finished();
+        }
         outcome
     }
 
