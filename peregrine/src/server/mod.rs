@@ -28,6 +28,7 @@ mod config;
 mod conn;
 mod h1;
 mod idle;
+mod listen_fds;
 mod metrics;
 mod ops;
 mod proxy;
@@ -48,6 +49,7 @@ use std::time::Duration;
 pub use crate::net::{TlsConfig, TlsError};
 pub use access_log::LogEntry;
 pub use config::Config;
+pub use listen_fds::listen_fds;
 pub use proxy::{InvalidNetwork, Network, ProxyProtocol};
 
 use crate::handler::Handler;
@@ -75,6 +77,9 @@ enum ListenTls {
 #[derive(Debug)]
 pub struct Server {
     addrs: Vec<(SocketAddr, ListenTls)>,
+    /// Listening sockets made elsewhere (systemd socket activation).
+    inherited: Vec<(std::net::TcpListener, ListenTls)>,
+    reuse_port: bool,
     bind_error: Option<io::Error>,
     workers: usize,
     config: Config,
@@ -88,8 +93,48 @@ pub struct Server {
 impl Server {
     /// A server that will listen on `addr` (resolved now; an error surfaces when starting).
     pub fn bind(addr: impl ToSocketAddrs) -> Server {
-        let server = Server {
+        Server::empty().and_bind(addr)
+    }
+
+    /// A server that will accept on `listener`, a listening socket made elsewhere: the one
+    /// [`listen_fds`] returns under systemd socket activation, say. Every worker accepts from
+    /// it (the socket is shared, not bound again per worker).
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, Server};
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let server = Server::from_listener(listener).workers(1).spawn(|_req: Request| async { "hi" });
+    /// # drop(server);
+    /// ```
+    pub fn from_listener(listener: std::net::TcpListener) -> Server {
+        Server::empty().and_listener(listener)
+    }
+
+    /// Also accepts on `listener` (with TLS when [`Server::tls`] is set); see
+    /// [`Server::from_listener`].
+    pub fn and_listener(mut self, listener: std::net::TcpListener) -> Server {
+        self.inherited.push((listener, ListenTls::Default));
+        self
+    }
+
+    /// Joins the `SO_REUSEPORT` group of a port another process of the same user listens on,
+    /// instead of refusing it: a new instance starts beside the old one, the kernel spreads new
+    /// connections over both, and the old one drains ([`ServerHandle::shutdown`]) and exits.
+    /// Default off, so that a port in use is an error rather than silently shared.
+    ///
+    /// Connections already queued on the old instance's sockets when they close are reset by
+    /// the kernel; for restarts that lose none, inherit the socket instead ([`listen_fds`]).
+    pub fn reuse_port(mut self, on: bool) -> Server {
+        self.reuse_port = on;
+        self
+    }
+
+    fn empty() -> Server {
+        Server {
             addrs: Vec::new(),
+            inherited: Vec::new(),
+            reuse_port: false,
             bind_error: None,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             config: Config::default(),
@@ -98,8 +143,7 @@ impl Server {
             proxy: None,
             health: None,
             metrics: None,
-        };
-        server.and_bind(addr)
+        }
     }
 
     /// Also listens on `addr` (with TLS when [`Server::tls`] is set).
@@ -283,11 +327,13 @@ impl Server {
         if let Some(e) = self.bind_error {
             return Err(e);
         }
-        if self.addrs.is_empty() {
+        if self.addrs.is_empty() && self.inherited.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no address to bind"));
         }
-        let mut tls = Vec::with_capacity(self.addrs.len());
-        for (_, listen) in &self.addrs {
+        let mut tls = Vec::with_capacity(self.addrs.len() + self.inherited.len());
+        let listens =
+            self.addrs.iter().map(|(_, l)| l).chain(self.inherited.iter().map(|(_, l)| l));
+        for listen in listens {
             let config = match listen {
                 ListenTls::Tls(config) => Some(config),
                 ListenTls::Default => self.tls.as_ref(),
@@ -296,7 +342,10 @@ impl Server {
             tls.push(built.map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?);
         }
         let addrs: Vec<SocketAddr> = self.addrs.iter().map(|(a, _)| *a).collect();
-        let (listeners, addrs) = runtime::bind_all(&addrs, self.workers)?;
+        let (mut listeners, mut addrs) = runtime::bind_all(&addrs, self.workers, self.reuse_port)?;
+        for (listener, _) in self.inherited {
+            addrs.push(runtime::share_listener(listener, &mut listeners)?);
+        }
         let shutdown = Arc::new(ShutdownSignal::default());
         let load = Arc::new(worker::Load::new(listeners.len()));
         let counters =

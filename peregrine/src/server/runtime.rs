@@ -40,10 +40,12 @@ pub(crate) fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListene
 }
 
 /// Binds `workers` listeners for each address. A port 0 address is bound once to let the kernel
-/// pick a port, then every other listener binds that port.
+/// pick a port, then every other listener binds that port. `reuse_port`: join the group of a
+/// port another process listens on (see `Server::reuse_port`) rather than refusing it.
 pub(crate) fn bind_all(
     addrs: &[SocketAddr],
     workers: usize,
+    reuse_port: bool,
 ) -> io::Result<(Vec<Vec<std::net::TcpListener>>, Vec<SocketAddr>)> {
     let mut per_worker: Vec<Vec<std::net::TcpListener>> =
         (0..workers).map(|_| Vec::new()).collect();
@@ -52,7 +54,7 @@ pub(crate) fn bind_all(
         // Linux lets any socket of the same user join a SO_REUSEPORT group, so a port another
         // server listens on would be shared silently. A plain bind fails on a port anyone
         // listens on; the probe is closed at once. Port 0 needs none: the kernel picks a free one.
-        if addr.port() != 0 {
+        if addr.port() != 0 && !reuse_port {
             drop(std::net::TcpListener::bind(addr)?);
         }
         let first = bind_listener(addr)?;
@@ -64,6 +66,23 @@ pub(crate) fn bind_all(
         }
     }
     Ok((per_worker, bound))
+}
+
+/// Gives every worker a handle on one listening socket made elsewhere (inherited from systemd):
+/// they all accept from it. Returns its address.
+pub(crate) fn share_listener(
+    listener: std::net::TcpListener,
+    per_worker: &mut [Vec<std::net::TcpListener>],
+) -> io::Result<SocketAddr> {
+    listener.set_nonblocking(true)?;
+    let local = listener.local_addr()?;
+    for listeners in per_worker.iter_mut().skip(1) {
+        listeners.push(listener.try_clone()?);
+    }
+    if let Some(first) = per_worker.first_mut() {
+        first.push(listener);
+    }
+    Ok(local)
 }
 
 /// A listener's TLS configuration, or `None` for plain TCP.
@@ -230,7 +249,7 @@ mod tests {
     #[test]
     fn port_zero_binds_every_worker_to_one_port() {
         let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let (listeners, bound) = bind_all(&[addr], 3).unwrap();
+        let (listeners, bound) = bind_all(&[addr], 3, false).unwrap();
         assert_eq!(listeners.len(), 3);
         assert_ne!(bound[0].port(), 0);
         for l in listeners.iter().flatten() {
