@@ -135,7 +135,7 @@ start a "$PORT_A"
 wait_state a UP
 echo "a restarted and UP"
 
-phase kill KILL b
+phase kill KILL b 2>/dev/null  # (bash's "Killed" notice for b)
 [ "${REQUESTS:-0}" -gt 1000 ] || { cat "$tmp/wrk-kill.txt"; echo "too few requests" >&2; exit 1; }
 if [ "$FAILED" -gt "$CONNS" ]; then
   cat "$tmp/wrk-kill.txt"

@@ -32,6 +32,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::access_log::{LogEntry, refused_request_line};
 use super::call::{Panicked, poll_handler};
+use super::metrics::WorkerMetrics;
 use super::slots::{Service, Slot};
 use super::worker::{Admitted, Worker};
 use crate::body::{Body, BodyErrorKind};
@@ -360,7 +361,9 @@ impl<H: Handler> Conn<H> {
     ) -> Result<Option<Job<H::Future>>, Close> {
         let version = spans.version();
         let is_head = spans.method() == Method::Head;
-        self.log_started(&head, &spans);
+        if self.worker.access_log.is_some() {
+            self.log_started(&head, &spans);
+        }
         let body_len = match framing.body {
             // RFC 9110 §15.5.14: refuse a declared length over the limit before reading it.
             BodyLength::Length(n) if n > self.worker.config.max_body_bytes => {
@@ -454,12 +457,8 @@ impl<H: Handler> Conn<H> {
         Ok(true)
     }
 
-    /// Records the start of a request for the access log, when it is on.
-    #[inline]
+    /// Records the start of a request for the access log (call it when the log is on).
     fn log_started(&mut self, head: &Bytes, spans: &HeadSpans) {
-        if self.worker.access_log.is_none() {
-            return;
-        }
         let state = self.log.get_or_insert_with(|| {
             Box::new(LogState {
                 head: Bytes::new(),
@@ -735,7 +734,8 @@ impl<H: Handler> Conn<H> {
         .await
     }
 
-    /// Encodes `res` into the write buffer; see [`encode_response`].
+    /// Encodes `res` into the write buffer; see [`encode_response`]. Counts it when metrics
+    /// are on (a response that cannot be sent goes out as a 500).
     fn encode_response(
         &mut self,
         res: &mut Response,
@@ -743,7 +743,8 @@ impl<H: Handler> Conn<H> {
         version: Version,
         keep_alive: bool,
     ) -> Result<(Rest, u64), Close> {
-        encode_response(
+        let status = res.status().as_u16();
+        let encoded = encode_response(
             &mut self.wbuf,
             &mut self.date,
             &self.worker,
@@ -751,7 +752,11 @@ impl<H: Handler> Conn<H> {
             is_head,
             version,
             keep_alive,
-        )
+        );
+        if let Some(metrics) = &self.worker.metrics {
+            count_response(metrics, status, &encoded);
+        }
+        encoded
     }
 
     /// Waits until the socket is readable. Flushes pending responses first. Fails on the
@@ -852,6 +857,16 @@ impl<H: Handler> Conn<H> {
     /// Hands empty buffers back to the worker's pool.
     fn release_buffers(&mut self) {
         release_buffers(&mut self.rbuf, &self.worker, &mut self.wbuf, &mut self.wpos);
+    }
+}
+
+/// Counts an encoded response. Out of line: the wrapper that calls it is inlined at every
+/// place a response is encoded, and without metrics none of this code runs.
+#[inline(never)]
+fn count_response(metrics: &WorkerMetrics, status: u16, encoded: &Result<(Rest, u64), Close>) {
+    match encoded {
+        Ok((_, n)) => metrics.response(status, *n),
+        Err(_) => metrics.response(500, 0),
     }
 }
 

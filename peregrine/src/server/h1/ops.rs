@@ -12,6 +12,8 @@ impl<H: Handler> Conn<H> {
     /// `GET` or `HEAD` without a body of one of the server's own endpoints; `None` leaves it
     /// to the handler. The answer is logged like any request, and says `Connection: close`
     /// during a drain.
+    #[cold]
+    #[inline(never)]
     pub(super) fn answer_ops(
         &mut self,
         spans: &HeadSpans,
@@ -30,7 +32,9 @@ impl<H: Handler> Conn<H> {
             return Ok(None);
         };
         let head = self.rbuf.split_to(len).freeze();
-        self.log_started(&head, spans);
+        if self.worker.access_log.is_some() {
+            self.log_started(&head, spans);
+        }
         let keep_alive = framing.keep_alive && !self.worker.draining();
         let is_head = method == Method::Head;
         if let Some(log) = &mut self.log {

@@ -65,28 +65,20 @@ pub(super) fn encode_response(
         let head = ResponseHead { close: true, ..ResponseHead::new(500, &[]) };
         let head = ResponseHead { request_version: version, date: Some(&date), ..head };
         let _ = encode_head(&head, BodyLength::Length(0), wbuf);
-        if let Some(metrics) = &worker.metrics {
-            metrics.response(500, 0);
-        }
         return Err(Close::Done);
     }
-    let (rest, n) = if !outgoing.send {
-        (None, 0)
-    } else {
-        match body.into_full() {
-            // The common case: static or owned bytes, copied after the head.
-            Ok(bytes) if bytes.len() < COPY_MAX => {
-                wbuf.extend_from_slice(&bytes);
-                (None, bytes.len() as u64)
-            }
-            Ok(bytes) => (Some((Body::from(bytes), outgoing.length)), 0),
-            Err(body) => (Some((body, outgoing.length)), 0),
-        }
-    };
-    if let Some(metrics) = &worker.metrics {
-        metrics.response(code, n);
+    if !outgoing.send {
+        return Ok((None, 0));
     }
-    Ok((rest, n))
+    match body.into_full() {
+        // The common case: static or owned bytes, copied after the head.
+        Ok(bytes) if bytes.len() < COPY_MAX => {
+            wbuf.extend_from_slice(&bytes);
+            Ok((None, bytes.len() as u64))
+        }
+        Ok(bytes) => Ok((Some((Body::from(bytes), outgoing.length)), 0)),
+        Err(body) => Ok((Some((body, outgoing.length)), 0)),
+    }
 }
 
 /// An error response's body, as bytes for the write buffer: a short reason.
