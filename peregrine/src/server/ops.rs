@@ -26,8 +26,13 @@ impl Ops {
     /// balancer stops sending before the listeners close. Metrics: the counters, summed over
     /// the workers.
     pub(crate) fn answer(&self, path: &[u8]) -> Option<Response> {
+        let is_health = self.health.as_deref().is_some_and(|h| h.as_bytes() == path);
+        let is_metrics = self.metrics.as_ref().is_some_and(|(m, _)| m.as_bytes() == path);
+        if !is_health && !is_metrics {
+            return None;
+        }
         let draining = self.shutdown.is_triggered();
-        let (status, body) = if self.health.as_deref().is_some_and(|h| h.as_bytes() == path) {
+        let (status, body) = if is_health {
             match draining {
                 false => (StatusCode::OK, "ok\n".to_owned()),
                 true => (StatusCode::SERVICE_UNAVAILABLE, "draining\n".to_owned()),
@@ -39,7 +44,7 @@ impl Ops {
             }
             (StatusCode::OK, metrics.render(draining))
         };
-        let content_type = match self.health.as_deref().is_some_and(|h| h.as_bytes() == path) {
+        let content_type = match is_health {
             true => "text/plain; charset=utf-8",
             // The Prometheus text format's media type.
             false => "text/plain; version=0.0.4; charset=utf-8",

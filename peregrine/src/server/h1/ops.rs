@@ -12,7 +12,6 @@ impl<H: Handler> Conn<H> {
     /// `GET` or `HEAD` without a body of one of the server's own endpoints; `None` leaves it
     /// to the handler. The answer is logged like any request, and says `Connection: close`
     /// during a drain.
-    #[cold]
     #[inline(never)]
     pub(super) fn answer_ops(
         &mut self,
@@ -25,7 +24,8 @@ impl<H: Handler> Conn<H> {
         if !bodyless || !matches!(method, Method::Get | Method::Head) {
             return Ok(None);
         }
-        let Some(ops) = self.worker.ops.clone() else {
+        // Borrowed, not cloned: no reference count touched per request.
+        let Some(ops) = self.worker.ops.as_deref() else {
             return Ok(None);
         };
         let Some(mut res) = self.rbuf.get(spans.path_range()).and_then(|p| ops.answer(p)) else {
