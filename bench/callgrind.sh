@@ -8,6 +8,7 @@
 #   (b) 8 connections, 16 requests pipelined per write
 #
 # usage: bench/callgrind.sh [BIN]        (N=20000 by default; BIN defaults to the release example)
+#        ARGS='--metrics /metrics' bench/callgrind.sh   (extra server arguments: counters on)
 # Everything runs on 127.0.0.1; the server is stopped by PID at exit.
 set -euo pipefail
 
@@ -26,7 +27,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out.%p" \
-    "$BIN" --addr "127.0.0.1:$PORT" --workers 1 2>"$OUT/valgrind.log" &
+    "$BIN" --addr "127.0.0.1:$PORT" --workers 1 ${ARGS:-} 2>"$OUT/valgrind.log" &
 PID=$!
 for _ in $(seq 100); do
     curl -sf "http://127.0.0.1:$PORT/plaintext" >/dev/null 2>&1 && break

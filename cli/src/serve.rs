@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use peregrine::Server;
 use peregrine::files::ServeDir;
-use peregrine::server::{LogEntry, TlsConfig};
+use peregrine::server::{LogEntry, Network, ProxyProtocol, TlsConfig, listen_fds};
 
 /// Arguments of `peregrine serve`.
 #[derive(Debug, clap::Args)]
+#[command(args_override_self = true)]
 #[command(after_help = "\
 Examples:
   peregrine serve                      serve the current directory on http://127.0.0.1:8080
@@ -18,10 +19,15 @@ Examples:
   peregrine serve --addr 127.0.0.1:0   pick a free port (the printed URL shows it)
   peregrine serve --tls-cert cert.pem --tls-key key.pem --addr 0.0.0.0:8443
   peregrine serve --tls-self-signed    HTTPS on 127.0.0.1:8080 with a throw-away certificate
+  peregrine serve --proxy-protocol --proxy-trust 10.0.0.0/8 --health /healthz --metrics /metrics
+                                       behind HAProxy (send-proxy-v2, option httpchk)
 
 Dotfiles (names starting with '.') are never served. NAME.br / NAME.gz next to a file are
-sent instead when the client accepts that encoding. Ctrl-C or SIGTERM stops the server
-gracefully, letting requests in flight finish.")]
+sent instead when the client accepts that encoding. Ctrl-C or SIGTERM starts a drain: the
+health endpoint answers 503 at once, responses close their connections, the listener keeps
+accepting for --drain-grace seconds, then requests in flight finish; a second Ctrl-C or SIGTERM
+stops at once. Under systemd socket activation (LISTEN_FDS) the inherited sockets are served
+instead of --addr.")]
 pub struct ServeArgs {
     /// Directory to serve.
     #[arg(default_value = ".")]
@@ -67,6 +73,63 @@ pub struct ServeArgs {
     /// start; the path of its PEM file is printed, for `curl --cacert`. For local use only.
     #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"], help_heading = "TLS")]
     tls_self_signed: bool,
+
+    /// Expect a PROXY protocol header (v1 or v2, as HAProxy's send-proxy / send-proxy-v2
+    /// sends) on every connection, from --proxy-trust peers only: the access log and handlers
+    /// see the client it names. Other connections are closed unserved.
+    #[arg(long, help_heading = "Operations")]
+    proxy_protocol: bool,
+
+    /// Networks allowed to send the PROXY header, comma-separated (ADDRESS or ADDRESS/PREFIX).
+    #[arg(
+        long,
+        value_name = "NETS",
+        value_delimiter = ',',
+        default_value = "127.0.0.0/8,::1",
+        requires = "proxy_protocol",
+        help_heading = "Operations"
+    )]
+    proxy_trust: Vec<Network>,
+
+    /// Answer GET PATH with 200 while serving and 503 once a drain begins (for a load
+    /// balancer's health check), e.g. /healthz.
+    #[arg(long, value_name = "PATH", value_parser = parse_path, help_heading = "Operations")]
+    health: Option<String>,
+
+    /// Answer GET PATH with Prometheus text metrics (connections, requests by status class,
+    /// bytes, requests in flight), e.g. /metrics.
+    #[arg(long, value_name = "PATH", value_parser = parse_path, help_heading = "Operations")]
+    metrics: Option<String>,
+
+    /// Seconds the listener keeps accepting after SIGTERM, while the balancer notices the
+    /// failing health check.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "5",
+        value_parser = parse_seconds,
+        help_heading = "Operations"
+    )]
+    drain_grace: Duration,
+
+    /// Share the port with another instance already listening on it (SO_REUSEPORT), to start
+    /// a new version beside the old one before the old one drains.
+    #[arg(long, help_heading = "Operations")]
+    reuse_port: bool,
+}
+
+fn parse_path(v: &str) -> Result<String, String> {
+    if v.starts_with('/') && v.bytes().all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#') {
+        Ok(v.to_owned())
+    } else {
+        Err("must be a path starting with '/' (visible ASCII, no query)".to_owned())
+    }
+}
+
+fn parse_seconds(v: &str) -> Result<Duration, String> {
+    let secs: f64 = v.parse().map_err(|_| "must be a number of seconds".to_owned())?;
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| "must be a number of seconds, 0 or more".to_owned())
 }
 
 fn parse_cache_control(v: &str) -> Result<String, String> {
@@ -117,13 +180,33 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
     };
 
-    let mut server = Server::bind(args.addr.as_str());
+    // Sockets systemd passed (socket activation) replace --addr.
+    let inherited = match listen_fds() {
+        Ok(sockets) => sockets,
+        Err(e) => return fail(format_args!("socket activation: {}", describe(&e))),
+    };
+    let activated = !inherited.is_empty();
+    let mut server = match inherited_server(inherited) {
+        Some(server) => server,
+        None => Server::bind(args.addr.as_str()).reuse_port(args.reuse_port),
+    };
     if let Some(n) = args.workers {
         server = server.workers(usize::from(n));
     }
     if !args.quiet {
         server = server.access_log(log_line);
     }
+    if args.proxy_protocol {
+        let trusted = args.proxy_trust.iter().fold(ProxyProtocol::new(), |p, n| p.trust(*n));
+        server = server.proxy_protocol(trusted);
+    }
+    if let Some(path) = &args.health {
+        server = server.health(path.as_str());
+    }
+    if let Some(path) = &args.metrics {
+        server = server.metrics(path.as_str());
+    }
+    server = server.drain_grace(args.drain_grace);
     let scheme = if tls.is_some() { "https" } else { "http" };
     let mut generated = None;
     if let Some((tls, cert)) = tls {
@@ -136,6 +219,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
     };
     let addr = handle.local_addr();
     println!("Serving {} on {scheme}://{addr}", root.display());
+    if activated {
+        println!("Listening on the socket(s) systemd passed (socket activation); --addr ignored");
+    }
     if let Some(cert) = &generated {
         println!(
             "TLS: throw-away certificate for localhost and 127.0.0.1 in {}; trust it with: \
@@ -152,11 +238,20 @@ pub fn run(args: ServeArgs) -> ExitCode {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
+        if !args.quiet {
+            eprintln!(
+                "peregrine: draining: accepting for {:?} more, then letting requests in flight \
+                 finish (signal again to stop at once)",
+                args.drain_grace
+            );
+        }
+        handle.shutdown();
+        tokio::select! {
+            _ = interrupt.recv() => handle.shutdown_now(),
+            _ = terminate.recv() => handle.shutdown_now(),
+            () = handle.stopped() => {}
+        }
     });
-    if !args.quiet {
-        eprintln!("peregrine: shutting down, letting requests in flight finish");
-    }
-    handle.shutdown();
     let joined = handle.join();
     if let Some(dir) = generated.as_deref().and_then(Path::parent) {
         // Throw-away: the certificate and key go with the server.
@@ -192,6 +287,13 @@ fn describe(e: &io::Error) -> String {
             }
         }
     }
+}
+
+/// A server accepting on inherited sockets, if there are any.
+fn inherited_server(sockets: Vec<std::net::TcpListener>) -> Option<Server> {
+    let mut sockets = sockets.into_iter();
+    let first = Server::from_listener(sockets.next()?);
+    Some(sockets.fold(first, Server::and_listener))
 }
 
 /// One access-log line: client, method, target, status, content bytes sent, time to answer.

@@ -66,6 +66,8 @@ impl Served {
             .arg("serve")
             .arg(dir)
             .args(["--addr", "127.0.0.1:0"])
+            // Tests that stop the server wait for no balancer (unless they set it).
+            .args(["--drain-grace", "0"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -442,6 +444,125 @@ fn startup_errors_exit_2_with_one_line() {
     assert!(err.contains("address already in use"), "{err}");
 }
 
+/// Behind a balancer: the PROXY header names the client in the access log, health turns 503
+/// at the first SIGTERM while the listener still accepts, metrics count, and a second SIGTERM
+/// ends the drain at once.
+#[test]
+fn behind_a_balancer_proxy_health_metrics_and_two_signals() {
+    let t = tree();
+    let ops = [
+        "--proxy-protocol",
+        "--proxy-trust",
+        "127.0.0.1,::1",
+        "--health",
+        "/healthz",
+        "--metrics",
+        "/metrics",
+        "--drain-grace",
+        "30",
+    ];
+    let s = Served::start(&t.www, &ops);
+    let proxied = |header: &str| {
+        let mut c = Client::connect(s.addr);
+        c.stream.write_all(header.as_bytes()).unwrap();
+        c
+    };
+    let mut c = proxied("PROXY TCP4 203.0.113.7 192.0.2.1 40000 80\r\n");
+    assert_eq!(c.get("/hello.txt").status, 200);
+    assert_eq!(c.get("/healthz").status, 200);
+    let metrics = String::from_utf8(c.get("/metrics").body).unwrap();
+    assert!(metrics.contains("peregrine_requests_total{class=\"2xx\"} 2\n"), "{metrics}");
+    // No header: closed unserved.
+    let mut bare = Client::connect(s.addr);
+    bare.stream.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert_eq!(bare.fill(), 0);
+
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    let mut during = proxied("PROXY TCP4 198.51.100.1 192.0.2.1 40001 80\r\n");
+    let health = during.get("/healthz");
+    assert_eq!(health.status, 503);
+    assert_eq!(health.header("connection"), Some("close"));
+    let start = Instant::now();
+    let (status, log) = s.terminate();
+    assert!(start.elapsed() < Duration::from_secs(5), "the second SIGTERM waited");
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(log.contains("203.0.113.7 GET /hello.txt 200 12 "), "{log}");
+    assert!(log.contains("198.51.100.1 GET /healthz 503 "), "{log}");
+    assert!(log.contains("draining"), "{log}");
+}
+
+/// Under systemd socket activation (here `systemd-socket-activate`, which passes descriptor 3
+/// with LISTEN_FDS and LISTEN_PID as systemd does), the inherited socket is served.
+#[test]
+fn socket_activation_serves_the_inherited_socket() {
+    let Ok(activate) = which("systemd-socket-activate") else {
+        eprintln!("systemd-socket-activate not installed: socket activation not tested");
+        return;
+    };
+    let t = tree();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(activate)
+        .args(["-l", &format!("127.0.0.1:{port}"), BIN, "serve"])
+        .arg(&t.www)
+        .args(["--quiet", "--drain-grace", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // systemd-socket-activate listens first and starts the server at the first connection.
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut c = None;
+    for _ in 0..100 {
+        match TcpStream::connect(addr) {
+            Ok(stream) => {
+                c = Some(stream);
+                break;
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    let stream = c.expect("systemd-socket-activate listens");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut c = Client { stream, buf: Vec::new() };
+    assert_eq!(c.get("/hello.txt").body, b"hello world\n");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("Serving "), "{line}");
+    assert!(line.contains(&format!("127.0.0.1:{port}")), "{line}");
+    assert!(
+        Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success()
+    );
+    let status = wait_with_deadline(&mut child, Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+}
+
+/// The path of `program` on PATH.
+fn which(program: &str) -> Result<PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file()).ok_or(())
+}
+
+#[test]
+fn operations_flags_are_checked() {
+    let t = tree();
+    let www = t.www.display().to_string();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--proxy-protocol", "--proxy-trust", "10.0.0.1/8"], "invalid value '10.0.0.1/8'"),
+        (&["--proxy-trust", "10.0.0.0/8"], "--proxy-protocol"),
+        (&["--health", "healthz"], "invalid value 'healthz'"),
+        (&["--metrics", "/m?x"], "invalid value '/m?x'"),
+        (&["--drain-grace=-1"], "invalid value '-1'"),
+    ];
+    for (args, expect) in cases {
+        let out = Command::new(BIN).arg("serve").arg(&www).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn help_explains_every_flag_and_default() {
     let out = Command::new(BIN).args(["serve", "--help"]).output().unwrap();
@@ -457,6 +578,15 @@ fn help_explains_every_flag_and_default() {
         "--no-listing",
         "--cache-control",
         "--quiet",
+        "Operations:",
+        "--proxy-protocol",
+        "--proxy-trust",
+        "[default: 127.0.0.0/8,::1]",
+        "--health",
+        "--metrics",
+        "--drain-grace",
+        "[default: 5]",
+        "--reuse-port",
     ] {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }

@@ -2,8 +2,10 @@
 //! with Server and Date headers; anything else is 404.
 //!
 //! ```text
-//! cargo run --release --example plaintext -- --addr 127.0.0.1:8080 [--workers N]
+//! cargo run --release --example plaintext -- --addr 127.0.0.1:8080 [--workers N] [--metrics PATH]
 //! ```
+//!
+//! `--metrics PATH` turns the server's counters on (`bench/callgrind.sh` measures their cost).
 
 use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
@@ -23,6 +25,7 @@ async fn plaintext(req: Request) -> Response {
 fn main() -> std::io::Result<()> {
     let mut addr = String::from("127.0.0.1:8080");
     let mut workers = None;
+    let mut metrics = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -30,8 +33,12 @@ fn main() -> std::io::Result<()> {
             "--workers" => {
                 workers = Some(args.next().and_then(|n| n.parse().ok()).expect("--workers N"))
             }
+            "--metrics" => metrics = Some(args.next().expect("--metrics needs a path")),
             other => {
-                eprintln!("usage: plaintext [--addr HOST:PORT] [--workers N] (unknown: {other})");
+                eprintln!(
+                    "usage: plaintext [--addr HOST:PORT] [--workers N] [--metrics PATH] \
+                     (unknown: {other})"
+                );
                 std::process::exit(2);
             }
         }
@@ -39,6 +46,9 @@ fn main() -> std::io::Result<()> {
     let mut server = Server::bind(addr.as_str());
     if let Some(n) = workers {
         server = server.workers(n);
+    }
+    if let Some(path) = metrics {
+        server = server.metrics(path);
     }
     eprintln!("plaintext: listening on {addr}");
     server.run(plaintext)

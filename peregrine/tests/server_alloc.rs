@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use http::header::{self, HeaderValue};
+use peregrine::server::ProxyProtocol;
 use peregrine::{Request, Response, Server};
 
 #[path = "support/counting.rs"]
@@ -44,8 +45,28 @@ fn round_trip(stream: &mut TcpStream, batch: &[u8], per_batch: usize, buf: &mut 
 #[test]
 fn steady_state_requests_allocate_nothing() {
     let server = Server::bind("127.0.0.1:0").workers(1).spawn(plaintext).unwrap();
+    requests_allocate_nothing(&server, b"");
+    server.shutdown_now();
+    server.join().unwrap();
+
+    // With metrics counted, a health endpoint checked, and the client named by a PROXY header
+    // (one `Arc` per connection, cloned per request), requests still allocate nothing. (In the
+    // same test: the counter counts every server thread of the process.)
+    let proxy = ProxyProtocol::new().trust("127.0.0.1".parse().unwrap());
+    let server = Server::bind("127.0.0.1:0")
+        .workers(1)
+        .metrics("/metrics")
+        .health("/healthz")
+        .proxy_protocol(proxy)
+        .spawn(plaintext)
+        .unwrap();
+    requests_allocate_nothing(&server, b"PROXY TCP4 203.0.113.7 192.0.2.1 40000 80\r\n");
+}
+
+fn requests_allocate_nothing(server: &peregrine::ServerHandle, preface: &[u8]) {
     let mut stream = TcpStream::connect(server.local_addr()).unwrap();
     stream.set_nodelay(true).unwrap();
+    stream.write_all(preface).unwrap();
     let one = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\nAccept: text/plain\r\n\r\n";
     let sixteen: Vec<u8> = one.repeat(16);
     let mut buf = vec![0u8; 64 * 1024];

@@ -62,6 +62,24 @@ impl TlsStream {
         }
     }
 
+    /// Hands rustls bytes of the peer's read off the socket before TLS started (what followed
+    /// a PROXY protocol header), as if they had just been read.
+    pub(crate) fn feed(&mut self, mut early: &[u8]) -> io::Result<()> {
+        while !early.is_empty() {
+            if self.tls.read_tls(&mut early)? == 0 {
+                return Err(io::ErrorKind::InvalidData.into());
+            }
+            match self.tls.process_new_packets() {
+                Ok(state) => self.plaintext = state.plaintext_bytes_to_read(),
+                Err(e) => {
+                    let _ = self.tls.write_tls(&mut SyncTcp(&self.tcp));
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Writes what rustls has for the socket. `WouldBlock` when the socket is full.
     fn write_tls(&mut self) -> io::Result<()> {
         while self.tls.wants_write() {

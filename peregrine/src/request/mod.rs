@@ -8,6 +8,7 @@
 pub(crate) mod params;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -15,6 +16,7 @@ use crate::Method;
 use crate::Version;
 use crate::body::Body;
 use crate::http1::{HeaderId, RequestHead, TargetForm};
+use crate::proxy_protocol::ProxyInfo;
 
 /// Header fields kept inline in a [`Request`]; more spill to one heap allocation.
 ///
@@ -200,6 +202,11 @@ impl HeadSpans {
     pub(crate) fn version(&self) -> Version {
         self.version
     }
+
+    /// Where the target's path lies in the buffer the head was parsed from.
+    pub(crate) fn path_range(&self) -> std::ops::Range<usize> {
+        self.path.range()
+    }
 }
 
 /// What an access log reads of a request head: ranges of the head's bytes.
@@ -300,8 +307,30 @@ pub struct Request {
     body: Body,
     /// Set by [`Router`](crate::Router) when it matches a route (see `routing::params`).
     pub(crate) route_params: params::RouteParams,
-    /// Set by the server: the client's address.
-    pub(crate) remote_addr: Option<SocketAddr>,
+    /// Set by the server: who sent the request.
+    pub(crate) remote_addr: Option<Peer>,
+}
+
+/// Who sent a request: the connection's peer, or the client a trusted load balancer's PROXY
+/// protocol header named (one `Arc` per connection, shared by its requests). As large as a
+/// bare `SocketAddr`, so a request does not grow with the PROXY protocol.
+#[derive(Clone, Debug)]
+pub(crate) enum Peer {
+    /// No PROXY protocol: the TCP peer.
+    Direct(SocketAddr),
+    /// What the balancer's header said (the client's address, TLVs).
+    Proxied(Arc<ProxyInfo>),
+}
+
+impl Peer {
+    /// The client's address.
+    #[inline]
+    pub(crate) fn addr(&self) -> SocketAddr {
+        match self {
+            Peer::Direct(addr) => *addr,
+            Peer::Proxied(info) => info.client_addr(),
+        }
+    }
 }
 
 impl Request {
@@ -353,11 +382,39 @@ impl Request {
     /// The client's address: the peer of the connection the request came on. `None` for a
     /// request not received by the server (built from an `http::Request`, as in tests).
     ///
-    /// Behind a proxy this is the proxy's address; the client's is then in a header the proxy
+    /// On a listener with the PROXY protocol on
+    /// ([`Server::proxy_protocol`](crate::Server::proxy_protocol)) it is the client address
+    /// the trusted balancer reported (or the balancer's own, for its health checks). Behind
+    /// another proxy this is the proxy's address; the client's is then in a header the proxy
     /// sets (`Forwarded`, RFC 7239), which only a trusted proxy's word makes meaningful.
     #[inline]
     pub fn remote_addr(&self) -> Option<SocketAddr> {
-        self.remote_addr
+        self.remote_addr.as_ref().map(Peer::addr)
+    }
+
+    /// What the load balancer's PROXY protocol header said about the connection: the
+    /// balancer's own address, the client's, and the TLVs it sent (authority, ALPN, TLS).
+    /// `None` unless the server reads the PROXY protocol
+    /// ([`Server::proxy_protocol`](crate::Server::proxy_protocol)).
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::Request;
+    ///
+    /// async fn handler(req: Request) -> String {
+    ///     match req.proxy().and_then(|p| p.authority()) {
+    ///         Some(host) => format!("the balancer saw SNI {host}"),
+    ///         None => "no PROXY header authority".to_owned(),
+    ///     }
+    /// }
+    /// # let _ = handler;
+    /// ```
+    #[inline]
+    pub fn proxy(&self) -> Option<&ProxyInfo> {
+        match &self.remote_addr {
+            Some(Peer::Proxied(info)) => Some(info),
+            _ => None,
+        }
     }
 
     /// Where the parts of the head are (for the access log).
@@ -587,6 +644,12 @@ fn push(buf: &mut BytesMut, bytes: &[u8]) -> Span {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The PROXY protocol's per-connection `Arc` takes no room a bare address did not.
+    #[test]
+    fn a_peer_is_as_small_as_an_address() {
+        assert_eq!(std::mem::size_of::<Option<Peer>>(), std::mem::size_of::<Option<SocketAddr>>());
+    }
 
     struct Case {
         target: &'static str,

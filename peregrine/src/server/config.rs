@@ -60,7 +60,16 @@ pub struct Config {
     pub min_body_rate_grace: Duration,
     /// A write that makes no progress for this long closes the connection. Default 30 s.
     pub write_timeout: Duration,
-    /// On graceful shutdown, how long in-flight requests may take before their connections are
+    /// On graceful shutdown (a drain), how long the listeners keep accepting before they
+    /// close: the time a load balancer needs to see the health endpoint answer 503 and stop
+    /// sending (HAProxy's `inter` × `fall`, a Kubernetes endpoint update). Responses say
+    /// `Connection: close` from the start of the drain. Default 5 s; zero stops accepting at
+    /// once. A second SIGTERM or SIGINT (or [`ServerHandle::shutdown_now`]) cuts it short.
+    ///
+    /// [`ServerHandle::shutdown_now`]: crate::ServerHandle::shutdown_now
+    pub drain_grace: Duration,
+    /// On graceful shutdown, how long in-flight requests may take, once the listeners have
+    /// closed (after [`drain_grace`](Self::drain_grace)), before their connections are
     /// dropped. Default 10 s.
     pub shutdown_timeout: Duration,
     /// Serve HTTP/2: chosen by ALPN (`h2`) on TLS, and on plain TCP by the client preface or
@@ -94,6 +103,7 @@ impl Default for Config {
             min_body_rate: 240,
             min_body_rate_grace: Duration::from_secs(5),
             write_timeout: Duration::from_secs(30),
+            drain_grace: Duration::from_secs(5),
             shutdown_timeout: Duration::from_secs(10),
             http2: true,
             h2c: true,

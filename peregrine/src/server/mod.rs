@@ -29,6 +29,10 @@ mod conn;
 mod h1;
 mod h2;
 mod idle;
+mod listen_fds;
+mod metrics;
+mod ops;
+mod proxy;
 mod runtime;
 #[cfg(target_os = "linux")]
 mod sendfile;
@@ -46,6 +50,8 @@ use std::time::Duration;
 pub use crate::net::{TlsConfig, TlsError};
 pub use access_log::LogEntry;
 pub use config::Config;
+pub use listen_fds::listen_fds;
+pub use proxy::{InvalidNetwork, Network, ProxyProtocol};
 
 use crate::handler::Handler;
 use access_log::AccessLog;
@@ -74,25 +80,73 @@ enum ListenTls {
 #[derive(Debug)]
 pub struct Server {
     addrs: Vec<(SocketAddr, ListenTls)>,
+    /// Listening sockets made elsewhere (systemd socket activation).
+    inherited: Vec<(std::net::TcpListener, ListenTls)>,
+    reuse_port: bool,
     bind_error: Option<io::Error>,
     workers: usize,
     config: Config,
     tls: Option<TlsConfig>,
     access_log: Option<AccessLog>,
+    proxy: Option<Arc<ProxyProtocol>>,
+    health: Option<Box<str>>,
+    metrics: Option<Box<str>>,
 }
 
 impl Server {
     /// A server that will listen on `addr` (resolved now; an error surfaces when starting).
     pub fn bind(addr: impl ToSocketAddrs) -> Server {
-        let server = Server {
+        Server::empty().and_bind(addr)
+    }
+
+    /// A server that will accept on `listener`, a listening socket made elsewhere: the one
+    /// [`listen_fds`] returns under systemd socket activation, say. Every worker accepts from
+    /// it (the socket is shared, not bound again per worker).
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, Server};
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let server = Server::from_listener(listener).workers(1).spawn(|_req: Request| async { "hi" });
+    /// # drop(server);
+    /// ```
+    pub fn from_listener(listener: std::net::TcpListener) -> Server {
+        Server::empty().and_listener(listener)
+    }
+
+    /// Also accepts on `listener` (with TLS when [`Server::tls`] is set); see
+    /// [`Server::from_listener`].
+    pub fn and_listener(mut self, listener: std::net::TcpListener) -> Server {
+        self.inherited.push((listener, ListenTls::Default));
+        self
+    }
+
+    /// Joins the `SO_REUSEPORT` group of a port another process of the same user listens on,
+    /// instead of refusing it: a new instance starts beside the old one, the kernel spreads new
+    /// connections over both, and the old one drains ([`ServerHandle::shutdown`]) and exits.
+    /// Default off, so that a port in use is an error rather than silently shared.
+    ///
+    /// Connections already queued on the old instance's sockets when they close are reset by
+    /// the kernel; for restarts that lose none, inherit the socket instead ([`listen_fds`]).
+    pub fn reuse_port(mut self, on: bool) -> Server {
+        self.reuse_port = on;
+        self
+    }
+
+    fn empty() -> Server {
+        Server {
             addrs: Vec::new(),
+            inherited: Vec::new(),
+            reuse_port: false,
             bind_error: None,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             config: Config::default(),
             tls: None,
             access_log: None,
-        };
-        server.and_bind(addr)
+            proxy: None,
+            health: None,
+            metrics: None,
+        }
     }
 
     /// Also listens on `addr` (with TLS when [`Server::tls`] is set).
@@ -162,6 +216,69 @@ impl Server {
         self
     }
 
+    /// Reads the PROXY protocol (versions 1 and 2) on every listener, from the trusted networks
+    /// `proxy` names: each connection must start with the header a load balancer such as
+    /// HAProxy sends (`send-proxy` / `send-proxy-v2`), before TLS and before any HTTP byte.
+    /// Requests and the access log then see the client the balancer reports
+    /// ([`Request::remote_addr`](crate::Request::remote_addr)), and handlers the TLVs it sent
+    /// ([`Request::proxy`](crate::Request::proxy)). A connection from elsewhere, or without a
+    /// valid header within [`Config::header_read_timeout`], is closed unserved.
+    ///
+    /// Without this option a PROXY header is not special: it is refused like any other bad
+    /// request line (400).
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::server::ProxyProtocol;
+    /// use peregrine::{Request, Server};
+    ///
+    /// let balancers = ProxyProtocol::new().trust("10.1.0.0/16".parse().unwrap());
+    /// let server = Server::bind("0.0.0.0:8080").proxy_protocol(balancers);
+    /// # let _ = server;
+    /// ```
+    pub fn proxy_protocol(mut self, proxy: ProxyProtocol) -> Server {
+        self.proxy = Some(Arc::new(proxy));
+        self
+    }
+
+    /// Answers `GET` and `HEAD` of `path` itself, before the handler: `200 ok` while serving,
+    /// `503 draining` from the moment a drain begins ([`ServerHandle::shutdown`], SIGTERM), so
+    /// a load balancer's health check takes the instance out before its listeners close (see
+    /// [`Config::drain_grace`]). `path` is compared with the request's path as sent, without
+    /// its query.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, Server};
+    /// let server = Server::bind("0.0.0.0:8080").health("/healthz");
+    /// # let _ = server;
+    /// ```
+    pub fn health(mut self, path: impl Into<String>) -> Server {
+        self.health = Some(path.into().into_boxed_str());
+        self
+    }
+
+    /// Answers `GET` and `HEAD` of `path` itself with the server's counters in the Prometheus
+    /// text format: `peregrine_connections_open`, `peregrine_connections_total`,
+    /// `peregrine_requests_in_flight`, `peregrine_requests_total{class="2xx"}` (one series per
+    /// status class, refused requests included), `peregrine_response_body_bytes_total` and
+    /// `peregrine_draining`.
+    ///
+    /// Each worker counts in its own cache lines with plain stores, and a scrape sums them:
+    /// the request path takes no lock and no shared atomic. Without this option nothing is
+    /// counted.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Request, Server};
+    /// let server = Server::bind("0.0.0.0:8080").metrics("/metrics");
+    /// # let _ = server;
+    /// ```
+    pub fn metrics(mut self, path: impl Into<String>) -> Server {
+        self.metrics = Some(path.into().into_boxed_str());
+        self
+    }
+
     /// Number of worker threads. Default: `std::thread::available_parallelism()`.
     pub fn workers(mut self, n: usize) -> Server {
         self.workers = n.max(1);
@@ -192,6 +309,12 @@ impl Server {
         self
     }
 
+    /// See [`Config::drain_grace`]: how long the listeners keep accepting once a drain begins.
+    pub fn drain_grace(mut self, t: Duration) -> Server {
+        self.config.drain_grace = t;
+        self
+    }
+
     /// See [`Config::shutdown_timeout`].
     pub fn shutdown_timeout(mut self, t: Duration) -> Server {
         self.config.shutdown_timeout = t;
@@ -207,11 +330,13 @@ impl Server {
         if let Some(e) = self.bind_error {
             return Err(e);
         }
-        if self.addrs.is_empty() {
+        if self.addrs.is_empty() && self.inherited.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no address to bind"));
         }
-        let mut tls = Vec::with_capacity(self.addrs.len());
-        for (_, listen) in &self.addrs {
+        let mut tls = Vec::with_capacity(self.addrs.len() + self.inherited.len());
+        let listens =
+            self.addrs.iter().map(|(_, l)| l).chain(self.inherited.iter().map(|(_, l)| l));
+        for listen in listens {
             let config = match listen {
                 ListenTls::Tls(config) => Some(config),
                 ListenTls::Default => self.tls.as_ref(),
@@ -221,9 +346,21 @@ impl Server {
             tls.push(built.map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?);
         }
         let addrs: Vec<SocketAddr> = self.addrs.iter().map(|(a, _)| *a).collect();
-        let (listeners, addrs) = runtime::bind_all(&addrs, self.workers)?;
+        let (mut listeners, mut addrs) = runtime::bind_all(&addrs, self.workers, self.reuse_port)?;
+        for (listener, _) in self.inherited {
+            addrs.push(runtime::share_listener(listener, &mut listeners)?);
+        }
         let shutdown = Arc::new(ShutdownSignal::default());
         let load = Arc::new(worker::Load::new(listeners.len()));
+        let counters =
+            self.metrics.as_ref().map(|_| Arc::new(metrics::Metrics::new(listeners.len())));
+        let ops = (self.health.is_some() || self.metrics.is_some()).then(|| {
+            Arc::new(ops::Ops {
+                health: self.health.clone(),
+                metrics: self.metrics.clone().zip(counters.clone()),
+                shutdown: shutdown.clone(),
+            })
+        });
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listeners) in listeners.into_iter().enumerate() {
             let listeners = listeners.into_iter().zip(tls.iter().cloned()).collect();
@@ -232,6 +369,9 @@ impl Server {
                 access_log: self.access_log.clone(),
                 load: load.clone(),
                 shutdown: shutdown.clone(),
+                proxy: self.proxy.clone(),
+                ops: ops.clone(),
+                metrics: counters.as_ref().and_then(|m| m.worker(index)),
             };
             match runtime::spawn_worker(index, listeners, handler.clone(), shared) {
                 Ok(thread) => threads.push(thread),
@@ -244,7 +384,9 @@ impl Server {
         Ok(ServerHandle { addrs, shutdown, threads })
     }
 
-    /// Starts the server and blocks until SIGINT or SIGTERM, then shuts down gracefully.
+    /// Starts the server and blocks until SIGINT or SIGTERM, then shuts down gracefully (see
+    /// [`ServerHandle::shutdown`]); a second SIGINT or SIGTERM during the drain ends it at once
+    /// ([`ServerHandle::shutdown_now`]).
     ///
     /// # Errors
     /// As [`Server::spawn`], or when the signal handlers cannot be installed.
@@ -260,9 +402,14 @@ impl Server {
                 _ = terminate.recv() => {}
                 () = handle.shutdown.wait() => {}
             }
+            handle.shutdown();
+            tokio::select! {
+                _ = interrupt.recv() => handle.shutdown_now(),
+                _ = terminate.recv() => handle.shutdown_now(),
+                () = handle.stopped() => {}
+            }
             io::Result::Ok(())
         })?;
-        handle.shutdown();
         handle.join()
     }
 }
@@ -288,11 +435,30 @@ impl ServerHandle {
         &self.addrs
     }
 
-    /// Starts a graceful shutdown: stop accepting, close idle connections, let in-flight
-    /// requests finish within [`Config::shutdown_timeout`] (their responses carry
-    /// `Connection: close`). Returns at once.
+    /// Starts a graceful shutdown, a drain: from now on responses carry `Connection: close`
+    /// and the health endpoint ([`Server::health`]) answers 503; the listeners keep accepting
+    /// for [`Config::drain_grace`] while a load balancer notices, then close; idle connections
+    /// close, and in-flight requests finish within [`Config::shutdown_timeout`]. Returns at
+    /// once.
     pub fn shutdown(&self) {
         self.shutdown.trigger();
+    }
+
+    /// Ends at once: the listeners and every connection, idle or not, are closed without
+    /// waiting for requests in flight (what a second SIGTERM does to [`Server::run`]).
+    /// Returns at once; [`ServerHandle::join`] then returns promptly.
+    pub fn shutdown_now(&self) {
+        self.shutdown.force();
+    }
+
+    /// Waits until every worker has stopped (after [`ServerHandle::shutdown`] or
+    /// [`ServerHandle::shutdown_now`]), without blocking the thread: for a caller that waits
+    /// for a signal at the same time. [`ServerHandle::join`] afterwards returns at once.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn stopped(&self) {
+        self.shutdown.stopped.wait().await;
     }
 
     /// Waits until every worker has stopped (after [`ServerHandle::shutdown`]).

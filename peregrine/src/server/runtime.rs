@@ -15,6 +15,9 @@ use tokio::task::LocalSet;
 use super::access_log::AccessLog;
 use super::config::Config;
 use super::conn;
+use super::metrics::WorkerMetrics;
+use super::ops::Ops;
+use super::proxy::ProxyProtocol;
 use super::shutdown::ShutdownSignal;
 use super::slots::Service;
 use super::worker::{Admitted, Load, Worker};
@@ -37,10 +40,12 @@ pub(crate) fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListene
 }
 
 /// Binds `workers` listeners for each address. A port 0 address is bound once to let the kernel
-/// pick a port, then every other listener binds that port.
+/// pick a port, then every other listener binds that port. `reuse_port`: join the group of a
+/// port another process listens on (see `Server::reuse_port`) rather than refusing it.
 pub(crate) fn bind_all(
     addrs: &[SocketAddr],
     workers: usize,
+    reuse_port: bool,
 ) -> io::Result<(Vec<Vec<std::net::TcpListener>>, Vec<SocketAddr>)> {
     let mut per_worker: Vec<Vec<std::net::TcpListener>> =
         (0..workers).map(|_| Vec::new()).collect();
@@ -49,7 +54,7 @@ pub(crate) fn bind_all(
         // Linux lets any socket of the same user join a SO_REUSEPORT group, so a port another
         // server listens on would be shared silently. A plain bind fails on a port anyone
         // listens on; the probe is closed at once. Port 0 needs none: the kernel picks a free one.
-        if addr.port() != 0 {
+        if addr.port() != 0 && !reuse_port {
             drop(std::net::TcpListener::bind(addr)?);
         }
         let first = bind_listener(addr)?;
@@ -63,6 +68,23 @@ pub(crate) fn bind_all(
     Ok((per_worker, bound))
 }
 
+/// Gives every worker a handle on one listening socket made elsewhere (inherited from systemd):
+/// they all accept from it. Returns its address.
+pub(crate) fn share_listener(
+    listener: std::net::TcpListener,
+    per_worker: &mut [Vec<std::net::TcpListener>],
+) -> io::Result<SocketAddr> {
+    listener.set_nonblocking(true)?;
+    let local = listener.local_addr()?;
+    for listeners in per_worker.iter_mut().skip(1) {
+        listeners.push(listener.try_clone()?);
+    }
+    if let Some(first) = per_worker.first_mut() {
+        first.push(listener);
+    }
+    Ok(local)
+}
+
 /// A listener's TLS configuration, or `None` for plain TCP.
 pub(crate) type Tls = Option<Arc<rustls::ServerConfig>>;
 
@@ -72,20 +94,31 @@ pub(crate) struct Shared {
     pub(crate) access_log: Option<AccessLog>,
     pub(crate) load: Arc<Load>,
     pub(crate) shutdown: Arc<ShutdownSignal>,
+    pub(crate) proxy: Option<Arc<ProxyProtocol>>,
+    pub(crate) ops: Option<Arc<Ops>>,
+    /// This worker's counters, when metrics are on.
+    pub(crate) metrics: Option<Arc<WorkerMetrics>>,
 }
 
-/// Starts one worker thread serving `listeners` until `shutdown` triggers and its connections
-/// finish (or `config.shutdown_timeout` passes).
+/// Starts one worker thread serving `listeners` until `shutdown` triggers, its grace period
+/// (`config.drain_grace`) passes and its connections finish (or `config.shutdown_timeout`
+/// passes), or until a forced end.
 pub(crate) fn spawn_worker<H: Handler>(
     index: usize,
     listeners: Vec<(std::net::TcpListener, Tls)>,
     handler: H,
     shared: Shared,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let Shared { config, access_log, load, shutdown } = shared;
+    let Shared { config, access_log, load, shutdown, proxy, ops, metrics } = shared;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let running = shutdown.worker_started();
     std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
-        let worker = Rc::new(Worker::new(config, access_log, index, load));
+        let _running = running;
+        let mut worker = Worker::new(config, access_log, index, load);
+        worker.proxy = proxy;
+        worker.ops = ops;
+        worker.metrics = metrics;
+        let worker = Rc::new(worker);
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();
         local.block_on(&runtime, async move {
@@ -107,10 +140,20 @@ pub(crate) fn spawn_worker<H: Handler>(
                 async move { worker.serve_evictions().await }
             });
             shutdown.wait().await;
-            evictions.abort();
             worker.begin_drain();
+            // The grace period: still accepting, answering with `Connection: close`, while the
+            // load balancer sees the health endpoint fail and stops sending.
+            tokio::select! {
+                () = tokio::time::sleep(worker.config.drain_grace) => {}
+                () = shutdown.force.wait() => return,
+            }
+            evictions.abort();
+            worker.stop_accepting();
             // In-flight requests finish; connections close as they become idle.
-            let _ = tokio::time::timeout(worker.config.shutdown_timeout, worker.all_closed()).await;
+            tokio::select! {
+                _ = tokio::time::timeout(worker.config.shutdown_timeout, worker.all_closed()) => {}
+                () = shutdown.force.wait() => {}
+            }
         });
         // Dropping the LocalSet and the runtime drops any connection still open past the
         // deadline, closing its socket.
@@ -147,7 +190,7 @@ async fn accept_loop<H: Handler>(
     loop {
         let accepted = tokio::select! {
             biased;
-            () = worker.drained() => return,
+            () = worker.stopped() => return,
             accepted = listener.accept() => accepted,
         };
         match accepted {
@@ -165,7 +208,7 @@ async fn accept_loop<H: Handler>(
                 if let Some(pause) = accept_backoff(&e) {
                     tracing::warn!("peregrine: accept failed ({e}); pausing {pause:?}");
                     tokio::select! {
-                        () = worker.drained() => return,
+                        () = worker.stopped() => return,
                         () = tokio::time::sleep(pause) => {}
                     }
                 }
@@ -206,7 +249,7 @@ mod tests {
     #[test]
     fn port_zero_binds_every_worker_to_one_port() {
         let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let (listeners, bound) = bind_all(&[addr], 3).unwrap();
+        let (listeners, bound) = bind_all(&[addr], 3, false).unwrap();
         assert_eq!(listeners.len(), 3);
         assert_ne!(bound[0].port(), 0);
         for l in listeners.iter().flatten() {

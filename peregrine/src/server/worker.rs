@@ -18,6 +18,9 @@ use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
 use super::idle::Slots;
+use super::metrics::WorkerMetrics;
+use super::ops::Ops;
+use super::proxy::ProxyProtocol;
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
@@ -55,16 +58,24 @@ pub(crate) struct Worker {
     pub(crate) buffers: BufPool,
     /// The access log function, if any.
     pub(crate) access_log: Option<AccessLog>,
+    /// Whether connections start with a PROXY protocol header, and from whom.
+    pub(crate) proxy: Option<Arc<ProxyProtocol>>,
+    /// The endpoints the server answers itself (health, metrics), if any.
+    pub(crate) ops: Option<Arc<Ops>>,
+    /// This worker's counters, when metrics are on.
+    pub(crate) metrics: Option<Arc<WorkerMetrics>>,
     index: usize,
     load: Arc<Load>,
     /// Connections open on this worker.
     active: Cell<usize>,
     /// The most connections open on this worker since memory was last given back.
     peak: Cell<usize>,
-    /// Set once shutdown begins: stop accepting, close idle connections, answer with close.
+    /// Set once the drain begins: responses say `Connection: close`.
     draining: Cell<bool>,
-    /// Wakes the accept loops when draining starts.
-    drain_notify: Notify,
+    /// Set once the drain's grace period is over: stop accepting, close idle connections.
+    stopping: Cell<bool>,
+    /// Wakes the accept loops when accepting stops.
+    stop_notify: Notify,
     /// The connections' slots, the idle ones in idle order (see [`Slots`]).
     slots: RefCell<Slots>,
     /// Wakes the worker when its last connection closes during a drain.
@@ -83,44 +94,69 @@ impl Worker {
             config,
             buffers: BufPool::default(),
             access_log,
+            proxy: None,
+            ops: None,
+            metrics: None,
             index,
             load,
             active: Cell::new(0),
             peak: Cell::new(0),
             draining: Cell::new(false),
-            drain_notify: Notify::new(),
+            stopping: Cell::new(false),
+            stop_notify: Notify::new(),
             slots: RefCell::default(),
             idle_notify: Notify::new(),
         }
     }
 
-    /// Whether shutdown has begun.
+    /// Whether the drain has begun: responses close their connections.
     #[inline]
     pub(crate) fn draining(&self) -> bool {
         self.draining.get()
     }
 
-    /// Waits until shutdown begins.
+    /// Whether accepting has stopped: connections close as soon as they are idle.
+    #[inline]
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.get()
+    }
+
+    /// Waits until accepting stops.
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub(crate) async fn drained(&self) {
-        let mut notified = pin!(self.drain_notify.notified());
+    pub(crate) async fn stopped(&self) {
+        let mut notified = pin!(self.stop_notify.notified());
         notified.as_mut().enable();
-        if !self.draining.get() {
+        if !self.stopping.get() {
             notified.await;
         }
     }
 
+    /// The drain begins: from now on every HTTP/1.1 response says `Connection: close` (its
+    /// connection closes after it), while the listeners keep accepting until
+    /// [`Worker::stop_accepting`] and idle connections stay open until then, so a load balancer
+    /// that still sends during its detection delay is answered.
+    ///
+    /// HTTP/2 hook (not served yet): an HTTP/2 connection is to send GOAWAY here (RFC 9113
+    /// §6.8: the last stream id it will process, then no new streams), registering for this
+    /// moment the way an idle HTTP/1.1 connection does with [`Worker::watch`].
     pub(crate) fn begin_drain(&self) {
         self.draining.set(true);
-        self.drain_notify.notify_waiters();
+    }
+
+    /// The grace period is over: the accept loops end (closing the listeners), and idle
+    /// connections close; busy ones close after their response.
+    pub(crate) fn stop_accepting(&self) {
+        self.draining.set(true);
+        self.stopping.set(true);
+        self.stop_notify.notify_waiters();
         let wakers = self.slots.borrow_mut().take_wakers();
         wakers.into_iter().for_each(Waker::wake);
     }
 
-    /// Registers the waker of connection `slot` while it waits, to be woken when draining
-    /// starts or when it is chosen to close. Call [`Worker::draining`] first.
+    /// Registers the waker of connection `slot` while it waits, to be woken when accepting
+    /// stops or when it is chosen to close. Call [`Worker::stopping`] first.
     #[inline]
     pub(crate) fn watch(&self, slot: u32, waker: &Waker) {
         self.slots.borrow_mut().watch(slot, waker);
@@ -173,6 +209,9 @@ impl Worker {
         let active = self.active.get() + 1;
         self.active.set(active);
         self.peak.set(self.peak.get().max(active));
+        if let Some(metrics) = &self.metrics {
+            metrics.connection_opened(active);
+        }
         true
     }
 
@@ -209,6 +248,9 @@ impl Worker {
         self.load.open.fetch_sub(1, Ordering::AcqRel);
         let left = self.active.get().saturating_sub(1);
         self.active.set(left);
+        if let Some(metrics) = &self.metrics {
+            metrics.connection_closed(left);
+        }
         if left == 0 {
             self.idle_notify.notify_waiters();
         }

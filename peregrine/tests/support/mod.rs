@@ -18,6 +18,8 @@ pub fn test_config() -> Config {
         header_read_timeout: Duration::from_secs(5),
         keep_alive_timeout: Duration::from_secs(5),
         shutdown_timeout: Duration::from_secs(5),
+        // Tests that shut down wait for no balancer.
+        drain_grace: Duration::ZERO,
         ..Config::default()
     }
 }
@@ -74,6 +76,11 @@ pub struct RawClient {
 impl RawClient {
     pub fn connect(addr: SocketAddr) -> RawClient {
         let stream = tcp(addr);
+        RawClient { stream: Box::new(stream), buf: Vec::new() }
+    }
+
+    /// A client over a stream the test set up itself.
+    pub fn over(stream: impl Stream + 'static) -> RawClient {
         RawClient { stream: Box::new(stream), buf: Vec::new() }
     }
 

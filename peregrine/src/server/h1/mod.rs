@@ -15,13 +15,13 @@
 //! request body is read by this loop on the handler's behalf (`body.rs`).
 
 mod body;
+mod ops;
 mod response;
 mod write;
 
 use std::future::{Future, poll_fn};
 use std::io;
 use std::mem::MaybeUninit;
-use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -33,6 +33,7 @@ use tokio::time::{Instant, Sleep};
 use super::access_log::{LogEntry, LogState, refused_request_line};
 use super::call::{Panicked, poll_handler};
 use super::h2::Upgraded;
+use super::metrics::WorkerMetrics;
 use super::slots::{Service, Slot};
 use super::worker::{Admitted, Worker};
 use crate::body::{Body, BodyErrorKind};
@@ -44,7 +45,7 @@ use crate::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, S
 use crate::http2::conn::PREFACE;
 use crate::http2::upgrade::decode_settings_field;
 use crate::net::Transport;
-use crate::request::{HeadSpans, Request};
+use crate::request::{HeadSpans, Peer, Request};
 use crate::response::{IntoResponse, Response};
 use crate::{Method, Version};
 use body::{Fed, RequestBody};
@@ -181,17 +182,21 @@ enum Step<F> {
     /// A `101 Switching Protocols` to HTTP/2 is queued (boxed: a rare path, kept out of
     /// every connection's future).
     Upgrade(Box<Upgraded>),
+    /// A response is queued (the server answered itself): parse the next request.
+    Next,
 }
 
 /// Serves one HTTP/1.1 connection until it closes, or hands it over to HTTP/2 (the client
-/// preface, or an `Upgrade: h2c`); the first head is timed from `started`.
+/// preface, or an `Upgrade: h2c`); the first head is timed from `started`. `rbuf`: bytes
+/// already read (after a PROXY protocol header), usually empty.
 ///
 /// A plain function returning an `async` block, not an `async fn`: an async function keeps its
 /// arguments (the transport, 40 bytes, and the rest) in its future for its whole life, beside
 /// the values built from them; the block captures only what it uses.
 pub(crate) fn serve<H: Handler>(
     io: Transport,
-    peer: SocketAddr,
+    peer: Peer,
+    rbuf: BytesMut,
     service: std::rc::Rc<Service<H>>,
     admitted: Admitted,
     started: Instant,
@@ -201,7 +206,7 @@ pub(crate) fn serve<H: Handler>(
     let mut conn = Conn {
         io,
         peer,
-        rbuf: BytesMut::new(),
+        rbuf,
         worker,
         service,
         idle: admitted.idle,
@@ -251,7 +256,8 @@ pub(crate) fn serve<H: Handler>(
 
 struct Conn<H: Handler> {
     io: Transport,
-    peer: SocketAddr,
+    /// The client: the TCP peer, or whom the balancer's PROXY header named.
+    peer: Peer,
     rbuf: BytesMut,
     worker: std::rc::Rc<Worker>,
     service: std::rc::Rc<Service<H>>,
@@ -321,6 +327,10 @@ impl<H: Handler> Conn<H> {
                 }
                 Step::Stop => return Ok(Exit::Done),
                 Step::Upgrade(upgraded) => return Ok(Exit::Http2(Some(upgraded))),
+                Step::Next => {
+                    first = false;
+                    head_started = None;
+                }
                 Step::Wait => {
                     let partial = !self.rbuf.is_empty();
                     let deadline = if partial || first {
@@ -353,6 +363,11 @@ impl<H: Handler> Conn<H> {
             }
             Next::Partial => return Ok(Step::Wait),
         };
+        if self.worker.ops.is_some() {
+            if let Some(step) = self.answer_ops(&spans, &framing, len)? {
+                return Ok(step);
+            }
+        }
         let head = self.rbuf.split_to(len).freeze();
         Ok(match self.start(head, spans, framing)? {
             Some(Start::Job(job)) => Step::Run(job),
@@ -401,7 +416,7 @@ impl<H: Handler> Conn<H> {
                 _ => refused_request_line(&self.rbuf),
             };
             (log.0)(&LogEntry {
-                remote_addr: self.peer,
+                remote_addr: self.peer.addr(),
                 method: &method,
                 target: &target,
                 version,
@@ -455,7 +470,7 @@ impl<H: Handler> Conn<H> {
             other => other,
         };
         let mut req = Request::from_parts(head, spans, Body::empty());
-        req.remote_addr = Some(self.peer);
+        req.remote_addr = Some(self.peer.clone());
         let has_body = body_len != BodyLength::Length(0);
         if framing.upgrade && !has_body && self.worker.config.http2 && self.worker.config.h2c {
             if let Some(settings) = h2c_upgrade(&req).filter(|_| self.io.is_plain()) {
@@ -474,6 +489,9 @@ impl<H: Handler> Conn<H> {
             *req.body_mut() = Body::incoming(source.clone(), id);
             // RFC 9110 §10.1.1: ignore 100-continue from an HTTP/1.0 client.
             self.cont = framing.expect_continue && version == Version::Http11;
+        }
+        if let Some(metrics) = &self.worker.metrics {
+            metrics.request_started();
         }
         Ok(Some(Start::Job(Job {
             slot: self.service.call(req),
@@ -515,6 +533,9 @@ impl<H: Handler> Conn<H> {
             if let (Some(log), Ok(n)) = (&mut self.log, &sent) {
                 log.bytes += n;
             }
+            if let (Some(metrics), Ok(n)) = (&self.worker.metrics, &sent) {
+                metrics.body_bytes(*n);
+            }
             sent?;
             if length == BodyLength::CloseDelimited {
                 self.log_response();
@@ -542,7 +563,7 @@ impl<H: Handler> Conn<H> {
     /// Hands the finished request to the access log.
     fn log_response(&mut self) {
         if let (Some(log), Some(state)) = (&self.worker.access_log, &mut self.log) {
-            state.emit(log, self.peer);
+            state.emit(log, self.peer.addr());
         }
     }
 
@@ -596,6 +617,9 @@ impl<H: Handler> Conn<H> {
         })
         .await;
         self.service.put(slot);
+        if let Some(metrics) = &self.worker.metrics {
+            metrics.request_finished();
+        }
         outcome
     }
 
@@ -777,7 +801,8 @@ impl<H: Handler> Conn<H> {
         .await
     }
 
-    /// Encodes `res` into the write buffer; see [`encode_response`].
+    /// Encodes `res` into the write buffer; see [`encode_response`]. Counts it when metrics
+    /// are on (a response that cannot be sent goes out as a 500).
     fn encode_response(
         &mut self,
         res: &mut Response,
@@ -785,7 +810,8 @@ impl<H: Handler> Conn<H> {
         version: Version,
         keep_alive: bool,
     ) -> Result<(Rest, u64), Close> {
-        encode_response(
+        let status = res.status().as_u16();
+        let encoded = encode_response(
             &mut self.wbuf,
             &mut self.date,
             &self.worker,
@@ -793,7 +819,11 @@ impl<H: Handler> Conn<H> {
             is_head,
             version,
             keep_alive,
-        )
+        );
+        if let Some(metrics) = &self.worker.metrics {
+            count_response(metrics, status, &encoded);
+        }
+        encoded
     }
 
     /// Waits until the socket is readable. Flushes pending responses first. Fails on the
@@ -855,10 +885,10 @@ impl<H: Handler> Conn<H> {
                 }
                 *timer_at = budget.then(|| sleep.deadline());
             }
-            // Between requests, shutdown closes the connection, and so does an eviction;
-            // inside a head it waits.
+            // Between requests, the end of a drain's grace period closes the connection, and
+            // so does an eviction; inside a head it waits.
             if !partial {
-                if worker.draining() || worker.evicted(idle) {
+                if worker.stopping() || worker.evicted(idle) {
                     return Poll::Ready(Err(Close::Done));
                 }
                 worker.watch(idle, cx.waker());
@@ -894,6 +924,16 @@ impl<H: Handler> Conn<H> {
     /// Hands empty buffers back to the worker's pool.
     fn release_buffers(&mut self) {
         release_buffers(&mut self.rbuf, &self.worker, &mut self.wbuf, &mut self.wpos);
+    }
+}
+
+/// Counts an encoded response. Out of line: the wrapper that calls it is inlined at every
+/// place a response is encoded, and without metrics none of this code runs.
+#[inline(never)]
+fn count_response(metrics: &WorkerMetrics, status: u16, encoded: &Result<(Rest, u64), Close>) {
+    match encoded {
+        Ok((_, n)) => metrics.response(status, *n),
+        Err(_) => metrics.response(500, 0),
     }
 }
 

@@ -16,7 +16,6 @@ mod tasks;
 
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -35,7 +34,7 @@ use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http2::{self, Event, HeadersKind, Reason, Role, StreamId};
 use crate::net::Transport;
-use crate::request::{H2Head, Request};
+use crate::request::{H2Head, Peer, Request};
 use crate::response::IntoResponse;
 use body::Bodies;
 use tasks::{Out, ReadyQueue, Tasks};
@@ -74,7 +73,7 @@ pub(crate) fn h2_config(config: &super::Config) -> http2::Config {
 /// `Upgrade: h2c`.
 pub(crate) fn serve<H: Handler>(
     io: Transport,
-    peer: SocketAddr,
+    peer: Peer,
     service: Rc<Service<H>>,
     admitted: Admitted,
     input: BytesMut,
@@ -122,7 +121,7 @@ pub(crate) fn serve<H: Handler>(
 /// The connection task.
 struct H2Conn<H: Handler> {
     io: Transport,
-    peer: SocketAddr,
+    peer: Peer,
     /// `None` when an upgrade's settings were invalid: the connection just closes.
     conn: Option<http2::Conn>,
     rbuf: BytesMut,
@@ -389,7 +388,7 @@ impl<H: Handler> H2Conn<H> {
 
     /// Starts the handler of a new request stream in task slot `index`.
     fn start_task(&mut self, index: u16, mut request: Request, is_head: bool, cont: bool) {
-        request.remote_addr = Some(self.peer);
+        request.remote_addr = Some(self.peer.clone());
         if self.tasks.live() == 1 {
             self.idle_since = None;
             self.worker.go_busy(self.admitted.idle);
@@ -399,10 +398,23 @@ impl<H: Handler> H2Conn<H> {
         let t = &mut self.tasks.slots[usize::from(index)];
         t.head = is_head;
         t.cont = cont;
+        t.status = 0;
+        t.sent = 0;
         if log {
             let state = t.log.get_or_insert_with(Default::default);
             state.start(request.raw_head(), request.spans());
         }
+        if let Some(metrics) = &self.worker.metrics {
+            metrics.request_started();
+        }
+        // The health and metrics endpoints answer before any handler.
+        let ops = self.worker.ops.as_deref();
+        if let Some(response) = ops.and_then(|ops| ops.answer(request.path().as_bytes())) {
+            self.tasks.slots[usize::from(index)].handler = None;
+            self.respond(index, response);
+            return;
+        }
+        let t = &mut self.tasks.slots[usize::from(index)];
         t.handler = Some(self.service.call(request));
         self.ready.push(index);
     }
@@ -465,8 +477,11 @@ impl<H: Handler> H2Conn<H> {
         let date = *self.date.get_or_insert_with(crate::date::now);
         let conn = self.conn.as_mut().expect("connection state");
         let t = &mut self.tasks.slots[i];
-        let out =
-            respond::send_head(conn, t.stream, &mut response, t.head, &date, t.log.as_deref_mut());
+        let out = respond::send_head(conn, t.stream, &mut response, t.head, &date);
+        t.status = response.status().as_u16();
+        if let Some(log) = &mut t.log {
+            log.status = t.status;
+        }
         match out {
             Ok(out) => {
                 t.out = out;
@@ -504,7 +519,12 @@ impl<H: Handler> H2Conn<H> {
         }
         let waker = t.waker.clone();
         let mut cx = Context::from_waker(&waker);
-        match respond::send_more(conn, t.stream, &mut t.out, &mut cx, t.log.as_deref_mut()) {
+        let before = t.sent;
+        let sent = respond::send_more(conn, t.stream, &mut t.out, &mut cx, &mut t.sent);
+        if let Some(log) = &mut t.log {
+            log.bytes += t.sent - before;
+        }
+        match sent {
             respond::Sent::Progress => {
                 t.stalled_since = None;
                 true
@@ -533,7 +553,11 @@ impl<H: Handler> H2Conn<H> {
         let t = &mut self.tasks.slots[i];
         let stream = t.stream;
         if let (Some(log), Some(state)) = (&self.worker.access_log, &mut t.log) {
-            state.emit(log, self.peer);
+            state.emit(log, self.peer.addr());
+        }
+        if let Some(metrics) = &self.worker.metrics {
+            metrics.response(t.status, t.sent);
+            metrics.request_finished();
         }
         if t.body_open {
             t.body_open = false;
@@ -561,6 +585,9 @@ impl<H: Handler> H2Conn<H> {
         }
         if let Some(state) = &mut t.log {
             state.spans = None;
+        }
+        if let Some(metrics) = &self.worker.metrics {
+            metrics.request_finished();
         }
         self.close_task(index);
     }

@@ -11,7 +11,6 @@ use crate::date::ImfFixdate;
 use crate::decimal::Decimal;
 use crate::http2::{Conn, StreamId};
 use crate::response::Response;
-use crate::server::access_log::LogState;
 
 /// Field names that are connection-specific in HTTP/1.1 and must not appear in an HTTP/2
 /// message (RFC 9113 §8.2.2): a handler that sets them has them dropped, not sent.
@@ -35,7 +34,8 @@ pub(super) fn internal_error() -> Response {
     )
 }
 
-/// Sends the response head on `stream`; returns the body still to send (`Out::None`: the head
+/// Sends the response head on `stream` (a handler's invalid status becomes 500 in `res`);
+/// returns the body still to send (`Out::None`: the head
 /// ended the stream). `head_only`: the request was HEAD.
 ///
 /// # Errors
@@ -46,7 +46,6 @@ pub(super) fn send_head(
     res: &mut Response,
     head_only: bool,
     date: &ImfFixdate,
-    log: Option<&mut LogState>,
 ) -> Result<Out, ()> {
     let mut status = res.status().as_u16();
     // A final response has a status of 200..=599 (RFC 9113 §8.1; 1xx are interim, and 101 does
@@ -71,9 +70,6 @@ pub(super) fn send_head(
         .chain(length.map(|l| (&b"content-length"[..], l)));
     let end = !send_body || size == Some(0);
     conn.send_response(stream, status, fields, end).map_err(|_| ())?;
-    if let Some(log) = log {
-        log.status = status;
-    }
     if end {
         return Ok(Out::None);
     }
@@ -103,7 +99,7 @@ pub(super) fn send_more(
     stream: StreamId,
     out: &mut Out,
     cx: &mut Context<'_>,
-    mut log: Option<&mut LogState>,
+    sent: &mut u64,
 ) -> Sent {
     let mut progress = false;
     loop {
@@ -112,9 +108,7 @@ pub(super) fn send_more(
             Out::Bytes(bytes) => {
                 let Ok(n) = conn.send_data(stream, bytes, true) else { return Sent::Failed };
                 bytes.advance(n);
-                if let Some(log) = log.as_deref_mut() {
-                    log.bytes += n as u64;
-                }
+                *sent += n as u64;
                 if bytes.is_empty() {
                     *out = Out::None;
                     return Sent::Done;
@@ -127,9 +121,7 @@ pub(super) fn send_more(
                     let last = *left == Some(0);
                     let Ok(n) = conn.send_data(stream, rest, last) else { return Sent::Failed };
                     rest.advance(n);
-                    if let Some(log) = log.as_deref_mut() {
-                        log.bytes += n as u64;
-                    }
+                    *sent += n as u64;
                     progress |= n > 0;
                     if !rest.is_empty() {
                         return if progress { Sent::Progress } else { Sent::Blocked };

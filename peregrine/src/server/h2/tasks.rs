@@ -118,6 +118,10 @@ pub(super) struct Task<F> {
     pub(super) out: Out,
     /// Since when the response waits for flow-control window with nothing sent.
     pub(super) stalled_since: Option<Instant>,
+    /// The response's status, once its head is sent.
+    pub(super) status: u16,
+    /// Content bytes sent.
+    pub(super) sent: u64,
     /// The access log's record, when logging is on.
     pub(super) log: Option<Box<LogState>>,
     pub(super) waker: Waker,
@@ -151,6 +155,8 @@ impl<F> Tasks<F> {
                     head: false,
                     out: Out::None,
                     stalled_since: None,
+                    status: 0,
+                    sent: 0,
                     log: None,
                     waker,
                 });

@@ -1,0 +1,54 @@
+//! Requests the server answers itself on an HTTP/1.1 connection (health, metrics; see
+//! `server::ops`), without starting a handler.
+
+use super::{Close, Conn, Step};
+use crate::Method;
+use crate::handler::Handler;
+use crate::http1::framing::{BodyLength, RequestFraming};
+use crate::request::HeadSpans;
+
+impl<H: Handler> Conn<H> {
+    /// Answers the parsed head (`len` bytes at the front of the read buffer) when it is a
+    /// `GET` or `HEAD` without a body of one of the server's own endpoints; `None` leaves it
+    /// to the handler. The answer is logged like any request, and says `Connection: close`
+    /// during a drain.
+    #[inline(never)]
+    pub(super) fn answer_ops(
+        &mut self,
+        spans: &HeadSpans,
+        framing: &RequestFraming,
+        len: usize,
+    ) -> Result<Option<Step<H::Future>>, Close> {
+        let method = spans.method();
+        let bodyless = framing.body == BodyLength::Length(0);
+        if !bodyless || !matches!(method, Method::Get | Method::Head) {
+            return Ok(None);
+        }
+        // Borrowed, not cloned: no reference count touched per request.
+        let Some(ops) = self.worker.ops.as_deref() else {
+            return Ok(None);
+        };
+        let Some(mut res) = self.rbuf.get(spans.path_range()).and_then(|p| ops.answer(p)) else {
+            return Ok(None);
+        };
+        let head = self.rbuf.split_to(len).freeze();
+        if self.worker.access_log.is_some() {
+            self.log.get_or_insert_with(Default::default).start(&head, spans);
+        }
+        let keep_alive = framing.keep_alive && !self.worker.draining();
+        let is_head = method == Method::Head;
+        if let Some(log) = &mut self.log {
+            log.status = res.status().as_u16();
+        }
+        let (rest, n) = self.encode_response(&mut res, is_head, spans.version(), keep_alive)?;
+        if rest.is_some() {
+            // Both bodies are short texts, copied whole; never streamed.
+            return Err(Close::Done);
+        }
+        if let Some(log) = &mut self.log {
+            log.bytes = n;
+        }
+        self.log_response();
+        Ok(Some(if keep_alive { Step::Next } else { Step::Stop }))
+    }
+}
