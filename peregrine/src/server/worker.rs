@@ -138,11 +138,12 @@ impl Worker {
     /// [`Worker::stop_accepting`] and idle connections stay open until then, so a load balancer
     /// that still sends during its detection delay is answered.
     ///
-    /// HTTP/2 hook (not served yet): an HTTP/2 connection is to send GOAWAY here (RFC 9113
-    /// §6.8: the last stream id it will process, then no new streams), registering for this
-    /// moment the way an idle HTTP/1.1 connection does with [`Worker::watch`].
+    /// HTTP/2 connections send GOAWAY now (RFC 9113 §6.8: the last stream id they will
+    /// process, then no new streams): every connection waiting is woken to look.
     pub(crate) fn begin_drain(&self) {
         self.draining.set(true);
+        let wakers = self.slots.borrow_mut().take_wakers();
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// The grace period is over: the accept loops end (closing the listeners), and idle
