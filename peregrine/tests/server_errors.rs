@@ -13,6 +13,23 @@ struct Case {
     status: u16,
 }
 
+/// With h2c on, a first line naming no HTTP version may be an HTTP/2 client's broken preface:
+/// closed unanswered (RFC 9113 §3.4), as h2spec checks. Lines that name a version still get
+/// their status.
+#[test]
+fn garbage_on_an_h2c_port_is_closed_unanswered() {
+    let server = spawn(app);
+    for input in [&b"HELLO\r\n\r\n"[..], b"INVALID CONNECTION PREFACE\r\n\r\n"] {
+        let mut c = RawClient::connect(server.local_addr());
+        let _ = c.try_send(input);
+        assert!(c.closed_within(Duration::from_secs(3)));
+        assert!(c.buffered().is_empty(), "{:?}", c.buffered());
+    }
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"GET / HTTP/1.1\r\n\r\n");
+    assert_eq!(c.response().status, 400);
+}
+
 #[test]
 fn parse_errors_map_to_their_status_and_close() {
     let long_target = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(9000));
@@ -47,7 +64,9 @@ fn parse_errors_map_to_their_status_and_close() {
         Case { name: "head too large (RFC 6585 §5)", input: big_head.into_bytes(), status: 431 },
         Case { name: "too many fields (RFC 6585 §5)", input: many_headers.into_bytes(), status: 431 },
     ];
-    let server = spawn(app);
+    // HTTP/2 off: garbage is answered as HTTP/1.1 (with it on, see below).
+    let config = peregrine::server::Config { h2c: false, ..support::test_config() };
+    let server = support::spawn_with(config, app);
     for case in cases {
         let mut c = RawClient::connect(server.local_addr());
         let _ = c.try_send(&case.input);

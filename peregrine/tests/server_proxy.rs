@@ -177,16 +177,25 @@ fn bad_headers_close_the_connection_unserved() {
 /// Without the option, a PROXY header is an ordinary bad request.
 #[test]
 fn without_the_option_a_header_is_a_bad_request() {
-    let server = support::spawn(whoami);
-    for header in [b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n".to_vec(), v2(b"")] {
-        let mut c = RawClient::connect(server.local_addr());
-        c.send(&[header, get("/")].concat());
-        let res = c.response();
-        assert_eq!(res.status, 400);
-        assert!(c.closed_within(Duration::from_secs(2)));
+    // As any malformed first line: 400 on an HTTP/1.1-only port; on a port that also speaks
+    // h2c, closed unanswered (it could be an HTTP/2 client's broken preface).
+    for h2c in [false, true] {
+        let config = peregrine::server::Config { h2c, ..test_config() };
+        let server = support::spawn_with(config, whoami);
+        for header in [b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n".to_vec(), v2(b"")] {
+            let mut c = RawClient::connect(server.local_addr());
+            let _ = c.try_send(&[header, get("/")].concat());
+            if h2c {
+                assert!(c.closed_within(Duration::from_secs(2)));
+                assert!(c.buffered().is_empty(), "served: {:?}", c.buffered());
+            } else {
+                assert_eq!(c.response().status, 400);
+                assert!(c.closed_within(Duration::from_secs(2)));
+            }
+        }
+        server.shutdown();
+        server.join().unwrap();
     }
-    server.shutdown();
-    server.join().unwrap();
 }
 
 /// The header comes before TLS; the handshake bytes that arrive with it are not lost.

@@ -139,6 +139,13 @@ fn preface(buf: &[u8]) -> Preface {
     }
 }
 
+/// Whether the first line of `buf` (what has arrived of it) names an HTTP version: `HTTP/`
+/// after a space, before the line ends.
+fn names_http_version(buf: &[u8]) -> bool {
+    let line = buf.split(|&b| b == b'\n').next().unwrap_or_default();
+    line.windows(6).any(|w| w == b" HTTP/")
+}
+
 /// The `HTTP2-Settings` payload of a request that asks to upgrade to h2c, when it asks
 /// correctly (RFC 7540 §3.2, §3.2.1): `h2c` among the `Upgrade` protocols, one
 /// `HTTP2-Settings` field that decodes, and both named as connection options ("a client
@@ -310,9 +317,9 @@ impl<H: Handler> Conn<H> {
                 true => match preface(&self.rbuf) {
                     Preface::Complete => return Ok(Exit::Http2(None)),
                     Preface::Partial => Step::Wait,
-                    Preface::No => self.step()?,
+                    Preface::No => self.step(true)?,
                 },
-                false => self.step()?,
+                false => self.step(false)?,
             };
             // The parsed head (`Next`, ~280 bytes) must not be alive across an `.await`, or
             // every idle connection's future holds room for it: `step` parses and starts the
@@ -353,9 +360,17 @@ impl<H: Handler> Conn<H> {
     }
 
     /// Parses the next head and starts its request, or says why not.
-    fn step(&mut self) -> Result<Step<H::Future>, Close> {
+    /// `h2c_first`: this is the first request of a plain connection that may speak HTTP/2.
+    fn step(&mut self, h2c_first: bool) -> Result<Step<H::Future>, Close> {
         let (spans, framing, len) = match self.parse_next() {
             Next::Request { spans, framing, len } => (spans, framing, len),
+            // On a port that speaks HTTP/2 in clear text too, a connection that opens with a
+            // line naming no HTTP version may be an HTTP/2 client with a broken preface, which
+            // must be closed (RFC 9113 §3.4: a connection error): it is closed unanswered
+            // rather than sent an HTTP/1.1 400 it cannot read.
+            Next::Error(_) if h2c_first && !names_http_version(&self.rbuf) => {
+                return Err(Close::Io);
+            }
             Next::Error(e) => {
                 let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
                 self.refuse(status, e.reason(), false)?;

@@ -126,17 +126,17 @@ impl Bodies {
         }
     }
 
-    /// The stream is done: a handle still held reads an error from now on; what it had not
-    /// taken is returned as octets to release.
-    pub(crate) fn close(&self, index: usize) -> u32 {
+    /// The stream is done: a handle still held reads an error from now on. Returns the octets
+    /// it had not taken (to release) and whether the peer had ended the body.
+    pub(crate) fn close(&self, index: usize) -> (u32, bool) {
         let mut st = self.lock();
-        let Some(slot) = st.slots.get_mut(index) else { return 0 };
+        let Some(slot) = st.slots.get_mut(index) else { return (0, true) };
         slot.open = false;
         slot.generation = slot.generation.wrapping_add(1) & (u32::MAX >> INDEX_BITS);
         let unread: usize = slot.queue.drain(..).map(|b| b.len()).sum();
         slot.reader = None;
         slot.trailers = None;
-        unread as u32
+        (unread as u32, slot.ended || slot.error.is_some())
     }
 
     /// Whether the reader of slot `index` waits for bytes (for `100 Continue`).
@@ -270,7 +270,7 @@ mod tests {
         let bodies = Bodies::default();
         let id = bodies.open(0, None);
         assert!(bodies.push(0, Bytes::from_static(b"xy")));
-        assert_eq!(bodies.close(0), 2);
+        assert_eq!(bodies.close(0), (2, false));
         assert!(matches!(poll(&bodies, id), Poll::Ready(Some(Err(_)))));
         // The slot's next stream gets a new id; the old handle still reads an error.
         let next = bodies.open(0, None);

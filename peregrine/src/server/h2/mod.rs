@@ -319,7 +319,9 @@ impl<H: Handler> H2Conn<H> {
                             }
                             self.rbuf.advance(used);
                             if let Some(index) = self.tasks.find(stream) {
-                                self.bodies.end(usize::from(index), Some(map));
+                                if !self.drained(index, 0, true) {
+                                    self.bodies.end(usize::from(index), Some(map));
+                                }
                             }
                         }
                         // Never for a server: the connection refuses them.
@@ -377,6 +379,9 @@ impl<H: Handler> H2Conn<H> {
             self.conn().release_capacity(stream, len);
             return;
         };
+        if self.drained(index, len, end_stream) {
+            return;
+        }
         let i = usize::from(index);
         if len > 0 && !self.bodies.push(i, chunk) {
             self.conn().release_capacity(stream, len);
@@ -514,7 +519,8 @@ impl<H: Handler> H2Conn<H> {
         let i = usize::from(index);
         let conn = self.conn.as_mut().expect("connection state");
         let t = &mut self.tasks.slots[i];
-        if !t.live || t.handler.is_some() {
+        // Nothing to send: the handler runs, or the response is complete (a drained body).
+        if !t.live || t.handler.is_some() || matches!(t.out, Out::None) {
             return false;
         }
         let waker = t.waker.clone();
@@ -548,6 +554,12 @@ impl<H: Handler> H2Conn<H> {
     }
 
     /// The response on task `index` is complete (END_STREAM sent).
+    ///
+    /// A request body the handler left unread is drained rather than reset: its octets are
+    /// released as they come, and the stream stays until the client ends it, so the client's
+    /// frames on it are still checked (a DATA beyond its content-length is a PROTOCOL_ERROR,
+    /// RFC 9113 §8.1.1). Past `max_drain_bytes`, or `header_read_timeout`, it is reset with
+    /// NO_ERROR, which asks the client to stop sending (§8.1).
     fn complete(&mut self, index: u16) {
         let i = usize::from(index);
         let t = &mut self.tasks.slots[i];
@@ -561,14 +573,34 @@ impl<H: Handler> H2Conn<H> {
         }
         if t.body_open {
             t.body_open = false;
-            // The client may still be sending a body nobody will read: stop it without error
-            // (RFC 9113 §8.1), and give back what it sent.
-            let unread = self.bodies.close(i);
-            let conn = self.conn();
-            conn.release_capacity(stream, unread as usize);
-            conn.reset(stream, Reason::NO_ERROR);
+            let (unread, ended) = self.bodies.close(i);
+            if !ended {
+                t.drain = Some((Instant::now(), 0));
+            }
+            self.conn().release_capacity(stream, unread as usize);
+            if !ended {
+                return;
+            }
         }
         self.close_task(index);
+    }
+
+    /// Request body octets arrived for a stream whose response is complete: released and
+    /// dropped. True when the stream is done with (ended, or reset for draining too much).
+    fn drained(&mut self, index: u16, len: usize, end_stream: bool) -> bool {
+        let t = &mut self.tasks.slots[usize::from(index)];
+        let Some((_, drained)) = &mut t.drain else { return false };
+        *drained += len as u64;
+        let over = *drained > self.worker.config.max_drain_bytes;
+        let stream = t.stream;
+        self.conn().release_capacity(stream, len);
+        if over && !end_stream {
+            self.conn().reset(stream, Reason::NO_ERROR);
+        }
+        if over || end_stream {
+            self.close_task(index);
+        }
+        true
     }
 
     /// Task `index` ends without completing its response (reset by the peer, or by us).
@@ -693,6 +725,18 @@ impl<H: Handler> H2Conn<H> {
             .filter_map(|t| t.stalled_since)
             .min()
             .map(|since| since + config.write_timeout);
+        // A drained request body must end within the head timeout of its response.
+        let drain_deadline = self
+            .tasks
+            .slots
+            .iter()
+            .filter(|t| t.live)
+            .filter_map(|t| t.drain.map(|(since, _)| since + config.header_read_timeout))
+            .min();
+        let stall_deadline = match (stall_deadline, drain_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let deadline = [conn_deadline, idle_deadline, write_deadline, stall_deadline]
             .into_iter()
             .flatten()
@@ -751,11 +795,14 @@ impl<H: Handler> H2Conn<H> {
             any = true;
         }
         if passed(stall_deadline) {
-            let limit = self.worker.config.write_timeout;
+            let (limit, drain_limit) =
+                (self.worker.config.write_timeout, self.worker.config.header_read_timeout);
             let stale: Vec<u16> = (0..self.tasks.slots.len() as u16)
                 .filter(|&i| {
                     let t = &self.tasks.slots[usize::from(i)];
-                    t.live && t.stalled_since.is_some_and(|s| s + limit <= now)
+                    t.live
+                        && (t.stalled_since.is_some_and(|s| s + limit <= now)
+                            || t.drain.is_some_and(|(s, _)| s + drain_limit <= now))
                 })
                 .collect();
             for index in stale {

@@ -118,6 +118,9 @@ pub(super) struct Task<F> {
     pub(super) out: Out,
     /// Since when the response waits for flow-control window with nothing sent.
     pub(super) stalled_since: Option<Instant>,
+    /// The response is complete and the unread request body is being drained: since when,
+    /// and how many octets so far.
+    pub(super) drain: Option<(Instant, u64)>,
     /// The response's status, once its head is sent.
     pub(super) status: u16,
     /// Content bytes sent.
@@ -155,6 +158,7 @@ impl<F> Tasks<F> {
                     head: false,
                     out: Out::None,
                     stalled_since: None,
+                    drain: None,
                     status: 0,
                     sent: 0,
                     log: None,
@@ -171,6 +175,7 @@ impl<F> Tasks<F> {
         t.head = false;
         t.out = Out::None;
         t.stalled_since = None;
+        t.drain = None;
         self.live += 1;
         index
     }
