@@ -7,6 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod h2frames;
 pub mod tls;
 
 use peregrine::server::Config;
@@ -108,7 +109,8 @@ impl RawClient {
         self.stream.write_all(bytes)
     }
 
-    fn fill(&mut self) -> io::Result<usize> {
+    /// Reads what the socket has into the buffer; `Ok(0)` at end of stream.
+    pub fn fill(&mut self) -> io::Result<usize> {
         let mut chunk = [0u8; 4096];
         // `read` does not retry when a signal interrupts it.
         let n = loop {
@@ -250,6 +252,14 @@ impl RawClient {
     /// Bytes received and not yet consumed.
     pub fn buffered(&self) -> &[u8] {
         &self.buf
+    }
+
+    /// Takes the first `n` buffered bytes, reading until there are that many.
+    pub fn take(&mut self, n: usize) -> Vec<u8> {
+        while self.buf.len() < n {
+            assert!(self.fill().expect("read") > 0, "eof after {} of {n} bytes", self.buf.len());
+        }
+        self.buf.drain(..n).collect()
     }
 }
 
