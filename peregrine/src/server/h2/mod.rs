@@ -46,8 +46,11 @@ const MIN_READ: usize = 16 * 1024;
 /// stops being served until it does.
 const MAX_PENDING_OUTPUT: usize = 1024 * 1024;
 
-/// Bytes of request-head arena made at once; heads are split off it as shared `Bytes`.
+/// Bytes of each request-head arena; heads are split off it as shared `Bytes`.
 const ARENA: usize = 16 * 1024;
+
+/// Room an arena must have left for the next head; less and the other arena takes over.
+const ARENA_MIN: usize = 2 * 1024;
 
 /// A request that arrived over HTTP/1.1 with `Upgrade: h2c` (RFC 7540 §3.2): stream 1.
 pub(crate) struct Upgraded {
@@ -102,6 +105,7 @@ pub(crate) fn serve<H: Handler>(
         ready: Arc::new(ReadyQueue::default()),
         bodies: Arc::new(Bodies::default()),
         arena: BytesMut::new(),
+        spare_arena: BytesMut::new(),
         polled: Vec::new(),
         released: Vec::new(),
         timer: Box::pin(tokio::time::sleep_until(deadline)),
@@ -135,6 +139,9 @@ struct H2Conn<H: Handler> {
     bodies: Arc<Bodies>,
     /// Request heads are written here and split off (see `Request::from_h2`).
     arena: BytesMut,
+    /// The other arena: when one fills, the other is reclaimed (its heads' requests are long
+    /// done by then), so a steady stream of requests allocates no head memory.
+    spare_arena: BytesMut,
     /// Scratch: the task slots woken since the last poll.
     polled: Vec<u16>,
     /// Scratch: request body octets handlers consumed.
@@ -290,9 +297,7 @@ impl<H: Handler> H2Conn<H> {
                                 authority: section.authority(),
                                 fields: section.fields().map(|f| (f.name, f.value)),
                             };
-                            if self.arena.capacity() - self.arena.len() < 1024 {
-                                self.arena.reserve(ARENA);
-                            }
+                            arena_room(&mut self.arena, &mut self.spare_arena);
                             let is_head = section.method() == Some(b"HEAD");
                             let content_length = section.content_length();
                             let index = self.tasks.open(stream, &self.ready);
@@ -823,6 +828,20 @@ impl<H: Handler> H2Conn<H> {
             }
         }
         let _ = self.io.shutdown_write();
+    }
+}
+
+/// Makes sure the head arena has room for a head: the current one, else the spare one
+/// reclaimed whole (no allocation when the requests of its heads are done), else a new one
+/// (while many requests are in flight at once).
+fn arena_room(arena: &mut BytesMut, spare: &mut BytesMut) {
+    if arena.capacity() - arena.len() >= ARENA_MIN {
+        return;
+    }
+    std::mem::swap(arena, spare);
+    arena.clear();
+    if !arena.try_reclaim(ARENA) {
+        *arena = BytesMut::with_capacity(ARENA);
     }
 }
 
