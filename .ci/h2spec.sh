@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# h2spec (HTTP/2 conformance, 145 cases; 146 with -S strict) against the plaintext example,
+# over h2c (prior knowledge) and over TLS (ALPN h2). Every case must pass.
+#
+# usage: .ci/h2spec.sh PLAINTEXT_BIN   (installs h2spec with `go install` when missing)
+# Loopback only; the server is stopped by PID at exit; each h2spec run is bounded in time.
+set -euo pipefail
+BIN=$1
+PORT=${PORT:-18590}
+WORK=$(mktemp -d /tmp/peregrine-h2spec.XXXXXX)
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+H2SPEC=$(command -v h2spec || true)
+if [ -z "$H2SPEC" ]; then
+    if ! command -v go >/dev/null; then
+        echo "h2spec needs Go to install (go install github.com/summerwind/h2spec/cmd/h2spec)" >&2
+        exit 1
+    fi
+    GOBIN="$WORK/bin" go install github.com/summerwind/h2spec/cmd/h2spec@latest
+    H2SPEC="$WORK/bin/h2spec"
+fi
+
+run() {
+    local name=$1; shift
+    local out="$WORK/$name.log"
+    # -P /plaintext: a path with content (the flow-control cases wait for DATA).
+    if ! timeout 300 "$H2SPEC" -h 127.0.0.1 -p "$PORT" -P /plaintext -o 5 "$@" >"$out" 2>&1; then
+        cat "$out" >&2
+        echo "h2spec $name: failures above" >&2
+        exit 1
+    fi
+    echo "h2spec $name: $(tail -1 "$out")"
+}
+
+start() {
+    "$BIN" --addr "127.0.0.1:$PORT" --workers 1 "$@" >/dev/null 2>&1 &
+    PID=$!
+    for _ in $(seq 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "plaintext example did not start" >&2
+    exit 1
+}
+
+stop() {
+    kill "$PID" 2>/dev/null || true
+    wait "$PID" 2>/dev/null || true
+    PID=
+}
+
+start
+run h2c
+run h2c-strict -S
+stop
+
+if "$BIN" --help 2>&1 | grep -q -- --tls-cert; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+    start --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem"
+    run tls -t -k
+    run tls-strict -t -k -S
+    stop
+fi
