@@ -274,3 +274,41 @@ fn a_body_read_from_a_spawned_task() {
     c.send(b"56789");
     assert_eq!(c.response().body, b"0123456789");
 }
+
+/// Response trailers (RFC 9110 §6.5): an HTTP/1.1 response with trailers goes chunked, its
+/// trailer section after the last chunk; framing fields among them are not sent; an HTTP/1.0
+/// client gets the body alone.
+#[test]
+fn response_trailers_go_in_the_chunked_trailer_section() {
+    async fn handler(req: peregrine::Request) -> peregrine::Response {
+        let mut trailers = http::HeaderMap::new();
+        trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+        trailers.insert("content-length", http::HeaderValue::from_static("99"));
+        match req.path() {
+            "/channel" => {
+                let (tx, body) = peregrine::Body::channel(2);
+                tokio::task::spawn_local(async move {
+                    tx.send(bytes::Bytes::from_static(b"abc")).await.unwrap();
+                    tx.finish(trailers).await.unwrap();
+                });
+                peregrine::Response::new(body)
+            }
+            _ => peregrine::Response::new(peregrine::Body::from("full").with_trailers(trailers)),
+        }
+    }
+    let server = spawn(handler);
+    let mut c = RawClient::connect(server.local_addr());
+    for (path, body) in [("/", &b"full"[..]), ("/channel", b"abc")] {
+        c.send(&get(path));
+        let res = c.response();
+        assert_eq!(res.header("transfer-encoding"), Some("chunked"), "{path}");
+        assert_eq!(res.header("content-length"), None, "{path}");
+        assert_eq!(res.body, body, "{path}");
+        assert_eq!(res.trailers, ["grpc-status: 0"], "{path}");
+    }
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"GET / HTTP/1.0\r\n\r\n");
+    let res = c.response();
+    assert_eq!(res.body, b"full");
+    assert!(res.trailers.is_empty());
+}

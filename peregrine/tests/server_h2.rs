@@ -335,3 +335,37 @@ fn the_handler_sees_http2_and_the_authority() {
         assert_eq!(String::from_utf8(body).unwrap(), "Http2 Some(\"localhost\") /a/b?c");
     });
 }
+
+#[test]
+fn response_trailers_end_the_stream() {
+    async fn handler(req: Request) -> Response {
+        let mut trailers = http::HeaderMap::new();
+        trailers.insert("grpc-status", HeaderValue::from_static("0"));
+        trailers.insert("grpc-message", HeaderValue::from_static("ok"));
+        trailers.insert("connection", HeaderValue::from_static("close"));
+        match req.path() {
+            "/channel" => {
+                let (tx, body) = Body::channel(2);
+                tokio::task::spawn_local(async move {
+                    tx.send(Bytes::from_static(b"abc")).await.unwrap();
+                    tx.finish(trailers).await.unwrap();
+                });
+                Response::new(body)
+            }
+            _ => Response::new(Body::from("full").with_trailers(trailers)),
+        }
+    }
+    let server = serve(handler);
+    rt().block_on(async {
+        let mut send = connect(server.local_addr()).await;
+        for (path, expect) in [("/", &b"full"[..]), ("/channel", b"abc")] {
+            let (parts, body, trailers) = request(&mut send, Method::GET, path, None).await;
+            assert_eq!(parts.status, StatusCode::OK);
+            assert_eq!(body, expect, "{path}");
+            let trailers = trailers.expect("trailers");
+            assert_eq!(trailers["grpc-status"], "0", "{path}");
+            assert_eq!(trailers["grpc-message"], "ok", "{path}");
+            assert!(!trailers.contains_key("connection"), "{path}");
+        }
+    });
+}

@@ -41,15 +41,27 @@ pub(crate) use receive::{Incoming, Receive};
 /// ```
 pub struct Body {
     kind: Kind,
+    /// Trailer fields to send after the last byte (see [`Body::with_trailers`]), or those a
+    /// channel's sender ended the body with.
+    trailers: Option<Box<http::HeaderMap>>,
 }
 
 type PollChunk = dyn FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send;
+
+/// What a [`BodySender`] sends.
+#[derive(Debug)]
+enum Msg {
+    Data(Bytes),
+    /// The end of the body, with trailer fields.
+    Trailers(http::HeaderMap),
+    Error(BodyError),
+}
 
 enum Kind {
     Empty,
     Full(Bytes),
     Incoming(Incoming),
-    Channel(mpsc::Receiver<Result<Bytes, BodyError>>),
+    Channel(mpsc::Receiver<Msg>),
     Stream(Box<PollChunk>),
     /// A stream of known length: the bytes still to come, and the poll function.
     SizedStream(u64, Box<PollChunk>),
@@ -64,12 +76,12 @@ const FILE_CHUNK: usize = 64 * 1024;
 impl Body {
     /// An empty body.
     pub const fn empty() -> Body {
-        Body { kind: Kind::Empty }
+        Body { kind: Kind::Empty, trailers: None }
     }
 
     /// A body of static bytes; no allocation.
     pub const fn from_static(bytes: &'static [u8]) -> Body {
-        Body { kind: Kind::Full(Bytes::from_static(bytes)) }
+        Body { kind: Kind::Full(Bytes::from_static(bytes)), trailers: None }
     }
 
     /// A body produced by a poll function, called until it returns `Ready(None)`.
@@ -92,7 +104,7 @@ impl Body {
     where
         F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send + 'static,
     {
-        Body { kind: Kind::Stream(Box::new(f)) }
+        Body { kind: Kind::Stream(Box::new(f)), trailers: None }
     }
 
     /// A body of exactly `len` bytes produced by a poll function, sent with `Content-Length`
@@ -117,7 +129,7 @@ impl Body {
     where
         F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send + 'static,
     {
-        Body { kind: Kind::SizedStream(len, Box::new(f)) }
+        Body { kind: Kind::SizedStream(len, Box::new(f)), trailers: None }
     }
 
     /// The file span of a file body, for the server's `sendfile(2)` path.
@@ -143,22 +155,50 @@ impl Body {
     /// ```
     pub fn channel(capacity: usize) -> (BodySender, Body) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (BodySender { tx }, Body { kind: Kind::Channel(rx) })
+        (BodySender { tx }, Body { kind: Kind::Channel(rx), trailers: None })
     }
 
     /// The bytes of a complete body (empty, static or owned), or the body back if it streams.
     #[inline]
     pub(crate) fn into_full(self) -> Result<Bytes, Body> {
+        if self.trailers.is_some() {
+            return Err(self);
+        }
         match self.kind {
             Kind::Empty => Ok(Bytes::new()),
             Kind::Full(b) => Ok(b),
-            kind => Err(Body { kind }),
+            kind => Err(Body { kind, trailers: None }),
         }
+    }
+
+    /// Sends `trailers` after the body's last byte (RFC 9110 §6.5): on HTTP/2 a final HEADERS
+    /// frame; on HTTP/1.1 the chunked coding's trailer section (the response is then sent
+    /// chunked). An HTTP/1.0 client, which knows no trailers, gets the body without them.
+    /// Fields that frame the message (Content-Length, Transfer-Encoding) or are
+    /// connection-specific are not sent.
+    ///
+    /// # Examples
+    /// ```
+    /// use http::{HeaderMap, HeaderValue};
+    /// let mut trailers = HeaderMap::new();
+    /// trailers.insert("grpc-status", HeaderValue::from_static("0"));
+    /// let body = peregrine::Body::from("payload").with_trailers(trailers);
+    /// assert_eq!(body.size_hint(), Some(7));
+    /// ```
+    pub fn with_trailers(mut self, trailers: http::HeaderMap) -> Body {
+        self.trailers = Some(Box::new(trailers));
+        self
+    }
+
+    /// Whether trailer fields may follow this body: set with [`Body::with_trailers`], or a
+    /// channel body (its sender may end it with trailers).
+    pub(crate) fn may_have_trailers(&self) -> bool {
+        self.trailers.is_some() || matches!(self.kind, Kind::Channel(_))
     }
 
     /// A body a driver receives through `source`, as its body `id`.
     pub(crate) fn incoming(source: std::sync::Arc<dyn Receive>, id: u32) -> Body {
-        Body { kind: Kind::Incoming(Incoming::new(source, id)) }
+        Body { kind: Kind::Incoming(Incoming::new(source, id)), trailers: None }
     }
 
     /// The exact number of bytes left, when known.
@@ -191,7 +231,17 @@ impl Body {
                 if b.is_empty() { Poll::Ready(None) } else { Poll::Ready(Some(Ok(b))) }
             }
             Kind::Incoming(i) => i.poll_chunk(cx),
-            Kind::Channel(rx) => rx.poll_recv(cx),
+            Kind::Channel(rx) => match rx.poll_recv(cx) {
+                Poll::Ready(Some(Msg::Data(b))) => Poll::Ready(Some(Ok(b))),
+                Poll::Ready(Some(Msg::Error(e))) => Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Msg::Trailers(t))) => {
+                    self.trailers = Some(Box::new(t));
+                    self.kind = Kind::Empty;
+                    Poll::Ready(None)
+                }
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            },
             Kind::Stream(f) => f(cx),
             // A positioned read of at most one chunk: blocking, and brief on a local disk.
             Kind::File(span) => Poll::Ready(match span.read_chunk(FILE_CHUNK) {
@@ -225,11 +275,12 @@ impl Body {
         poll_fn(|cx| self.poll_chunk(cx)).await
     }
 
-    /// The trailer fields of a chunked request body (RFC 9112 §7.1.2), once the body has been
-    /// read to its end ([`Body::chunk`] returned `None`); taken, so a second call gets `None`.
+    /// The trailer fields of a body, once it has been read to its end ([`Body::chunk`] returned
+    /// `None`): a request's (a chunked HTTP/1.1 body's trailer section, RFC 9112 §7.1.2, or
+    /// HTTP/2's trailing HEADERS), or those set with [`Body::with_trailers`] or sent with
+    /// [`BodySender::finish`]. Taken, so a second call gets `None`.
     ///
-    /// `None` too for a body without trailers, one not read to its end, and bodies that are
-    /// not request bodies. Trailer fields are kept apart from the header fields (RFC 9110
+    /// `None` too for a body without trailers, and a received body not read to its end. Trailer fields are kept apart from the header fields (RFC 9110
     /// §6.5.1): the server never merges them into [`Request::headers`](crate::Request::headers).
     /// [`Body::to_bytes`] consumes the body and its trailers with it: read with
     /// [`Body::chunk`] to keep them.
@@ -250,7 +301,7 @@ impl Body {
     pub fn take_trailers(&mut self) -> Option<http::HeaderMap> {
         match &mut self.kind {
             Kind::Incoming(i) => i.take_trailers(),
-            _ => None,
+            _ => self.trailers.take().map(|t| *t),
         }
     }
 
@@ -317,7 +368,7 @@ impl From<()> for Body {
 
 impl From<Bytes> for Body {
     fn from(b: Bytes) -> Self {
-        Body { kind: Kind::Full(b) }
+        Body { kind: Kind::Full(b), trailers: None }
     }
 }
 
@@ -337,7 +388,7 @@ impl From<&'static [u8]> for Body {
 /// on Linux (no copy through user space) and reads it in 64 KiB chunks elsewhere.
 impl From<FileSpan> for Body {
     fn from(span: FileSpan) -> Self {
-        Body { kind: Kind::File(span) }
+        Body { kind: Kind::File(span), trailers: None }
     }
 }
 
@@ -356,7 +407,7 @@ impl From<Vec<u8>> for Body {
 /// The sending half of [`Body::channel`].
 #[derive(Debug, Clone)]
 pub struct BodySender {
-    tx: mpsc::Sender<Result<Bytes, BodyError>>,
+    tx: mpsc::Sender<Msg>,
 }
 
 impl BodySender {
@@ -365,13 +416,27 @@ impl BodySender {
     /// # Errors
     /// Gives the chunk back when the body was dropped (the client went away).
     pub async fn send(&self, chunk: Bytes) -> Result<(), Bytes> {
-        self.tx.send(Ok(chunk)).await.map_err(|e| e.0.unwrap_or_default())
+        self.tx.send(Msg::Data(chunk)).await.map_err(|e| match e.0 {
+            Msg::Data(chunk) => chunk,
+            _ => Bytes::new(),
+        })
+    }
+
+    /// Ends the body with trailer fields (see [`Body::with_trailers`] for how they are sent).
+    ///
+    /// # Errors
+    /// Gives the trailers back when the body was dropped (the client went away).
+    pub async fn finish(self, trailers: http::HeaderMap) -> Result<(), http::HeaderMap> {
+        self.tx.send(Msg::Trailers(trailers)).await.map_err(|e| match e.0 {
+            Msg::Trailers(t) => t,
+            _ => http::HeaderMap::new(),
+        })
     }
 
     /// Ends the body with an error: the server closes the connection without finishing the
     /// response, so the client sees a truncated message rather than a complete one.
     pub async fn abort(self) {
-        let _ = self.tx.send(Err(BodyError::new(BodyErrorKind::Aborted))).await;
+        let _ = self.tx.send(Msg::Error(BodyError::new(BodyErrorKind::Aborted))).await;
     }
 }
 

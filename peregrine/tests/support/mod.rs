@@ -41,6 +41,8 @@ pub struct RawResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// The trailer section of a chunked body, as `name: value` lines.
+    pub trailers: Vec<String>,
 }
 
 impl RawResponse {
@@ -149,7 +151,8 @@ impl RawClient {
                         })
                         .collect();
                     self.buf.drain(..len);
-                    let mut out = RawResponse { status, headers, body: Vec::new() };
+                    let mut out =
+                        RawResponse { status, headers, body: Vec::new(), trailers: Vec::new() };
                     if head || status / 100 == 1 || status == 204 || status == 304 {
                         return Some(out);
                     }
@@ -160,7 +163,7 @@ impl RawClient {
                         }
                         out.body = self.buf.drain(..n).collect();
                     } else if out.header("transfer-encoding").is_some() {
-                        out.body = self.chunked_body();
+                        (out.body, out.trailers) = self.chunked_body();
                     } else {
                         while self.fill().expect("read") > 0 {}
                         out.body = std::mem::take(&mut self.buf);
@@ -177,7 +180,7 @@ impl RawClient {
         }
     }
 
-    fn chunked_body(&mut self) -> Vec<u8> {
+    fn chunked_body(&mut self) -> (Vec<u8>, Vec<String>) {
         let mut body = Vec::new();
         loop {
             let line_end = loop {
@@ -190,13 +193,22 @@ impl RawClient {
             let size = usize::from_str_radix(size_text.split(';').next().unwrap(), 16).unwrap();
             self.buf.drain(..line_end + 2);
             if size == 0 {
-                // No trailers from this server: just the final CRLF.
-                while self.buf.len() < 2 {
-                    assert!(self.fill().unwrap() > 0);
+                // Trailer lines, then the final CRLF.
+                let mut trailers = Vec::new();
+                loop {
+                    let end = loop {
+                        if let Some(i) = self.buf.windows(2).position(|w| w == b"\r\n") {
+                            break i;
+                        }
+                        assert!(self.fill().unwrap() > 0, "eof in trailers");
+                    };
+                    let line = String::from_utf8(self.buf[..end].to_vec()).unwrap();
+                    self.buf.drain(..end + 2);
+                    if line.is_empty() {
+                        return (body, trailers);
+                    }
+                    trailers.push(line);
                 }
-                assert_eq!(&self.buf[..2], b"\r\n");
-                self.buf.drain(..2);
-                return body;
             }
             while self.buf.len() < size + 2 {
                 assert!(self.fill().unwrap() > 0, "eof in chunk");

@@ -41,7 +41,13 @@ pub(super) fn encode_response(
         *wbuf = worker.buffers.take_write();
     }
     let body = std::mem::take(res.body_mut());
-    let outgoing = response_body(code, is_head, version, body.size_hint());
+    // Trailers travel only in the chunked coding's trailer section (RFC 9112 §7.1.2): a body
+    // that may have them goes chunked to an HTTP/1.1 client, whatever its length.
+    let size = match body.may_have_trailers() && version == Version::Http11 {
+        true => None,
+        false => body.size_hint(),
+    };
+    let outgoing = response_body(code, is_head, version, size);
     let date = *date.get_or_insert_with(crate::date::now);
     let head = ResponseHeadOut {
         request_version: version,

@@ -130,8 +130,16 @@ impl<H: Handler> Conn<H> {
         }
         match length {
             BodyLength::Chunked => {
-                // No trailers: cannot fail.
-                let _ = encode_last_chunk(&[], &mut self.wbuf);
+                let trailers = body.take_trailers();
+                let fields: Vec<(&str, &[u8])> = trailers
+                    .iter()
+                    .flatten()
+                    .filter(|(name, _)| trailer_allowed(name))
+                    .map(|(name, value)| (name.as_str(), value.as_bytes()))
+                    .collect();
+                // The fields are `HeaderName`s and `HeaderValue`s, and the framing ones are
+                // left out: the encoder has nothing to refuse.
+                let _ = encode_last_chunk(&fields, &mut self.wbuf);
             }
             BodyLength::Length(_) if left != 0 => return Err(Close::Done),
             _ => {}
@@ -176,6 +184,15 @@ impl<H: Handler> Conn<H> {
         })
         .await
     }
+}
+
+/// Whether a trailer field may be sent (RFC 9110 §6.5.1): not the fields that frame the
+/// message or belong to the connection.
+pub(crate) fn trailer_allowed(name: &http::HeaderName) -> bool {
+    use http::header::{CONNECTION, CONTENT_LENGTH, TE, TRAILER, TRANSFER_ENCODING, UPGRADE};
+    ![CONTENT_LENGTH, TRANSFER_ENCODING, CONNECTION, TE, TRAILER, UPGRADE].contains(name)
+        && name.as_str() != "keep-alive"
+        && name.as_str() != "proxy-connection"
 }
 
 /// Writes `wbuf[*wpos..]` and then what the transport holds; clears the buffer once written.

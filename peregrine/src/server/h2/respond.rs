@@ -73,6 +73,7 @@ pub(super) fn send_head(
     if end {
         return Ok(Out::None);
     }
+    // A body with trailers goes the streamed way, which ends with them.
     Ok(match body.into_full() {
         Ok(bytes) => Out::Bytes(bytes),
         Err(body) => Out::Body(body, Bytes::new(), size),
@@ -117,8 +118,9 @@ pub(super) fn send_more(
             }
             Out::Body(body, rest, left) => {
                 if !rest.is_empty() {
-                    // The chunk that completes a declared length ends the stream with it.
-                    let last = *left == Some(0);
+                    // The chunk that completes a declared length ends the stream with it,
+                    // unless trailers are to follow.
+                    let last = *left == Some(0) && !body.may_have_trailers();
                     let Ok(n) = conn.send_data(stream, rest, last) else { return Sent::Failed };
                     rest.advance(n);
                     *sent += n as u64;
@@ -148,7 +150,18 @@ pub(super) fn send_more(
                         if left.is_some_and(|l| l != 0) {
                             return Sent::Failed;
                         }
-                        if conn.send_data(stream, &[], true).is_err() {
+                        // RFC 9113 §8.1: trailers, if any, end the stream in a HEADERS frame.
+                        let sent = match body.take_trailers() {
+                            Some(trailers) => {
+                                let fields = trailers
+                                    .iter()
+                                    .filter(|(n, _)| !dropped(n) && **n != http::header::TRAILER)
+                                    .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()));
+                                conn.send_trailers(stream, fields).is_ok()
+                            }
+                            None => conn.send_data(stream, &[], true).is_ok(),
+                        };
+                        if !sent {
                             return Sent::Failed;
                         }
                         *out = Out::None;
