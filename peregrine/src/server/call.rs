@@ -18,7 +18,7 @@ pub(crate) struct Panicked;
 ///
 /// An empty slot (the future already completed) reads as a panic: never reached by callers,
 /// which stop polling once the output was handed over.
-#[inline]
+#[inline(always)]
 pub(crate) fn poll_handler<F: Future, R>(
     slot: &mut Slot<F>,
     cx: &mut Context<'_>,

@@ -30,6 +30,7 @@ impl<H: Handler> Service<H> {
     }
 
     /// Starts the handler on `req` in a slot from the pool (a new one when the pool is empty).
+    #[inline(always)]
     pub(crate) fn call(&self, req: crate::Request) -> Slot<H::Future> {
         let fut = self.handler.call(req);
         match self.free.borrow_mut().pop() {
