@@ -353,12 +353,12 @@ fn access_log_and_graceful_shutdown() {
     drop(c);
     let (status, log) = s.terminate();
     assert!(status.success(), "{status:?}\n{log}");
-    // One line per request: method, target, status, bytes, duration.
-    let lines: Vec<&str> = log.lines().filter(|l| l.contains(" /")).collect();
+    // The default format is nginx's and Apache's `combined`, one line per request.
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("\"GET /")).collect();
     assert_eq!(lines.len(), 2, "{log}");
-    assert!(lines[0].contains("127.0.0.1 GET /hello.txt 200 12 "), "{log}");
-    assert!(lines[1].contains("GET /missing 404 "), "{log}");
-    assert!(lines.iter().all(|l| l.ends_with('s')), "a duration ends each line: {log}");
+    assert!(lines[0].starts_with("127.0.0.1 - - ["), "{log}");
+    assert!(lines[0].ends_with("\"GET /hello.txt HTTP/1.1\" 200 12 \"-\" \"-\""), "{log}");
+    assert!(lines[1].contains("\"GET /missing HTTP/1.1\" 404 "), "{log}");
 
     // --quiet: no access log.
     let s = Served::start(&t.www, &["--quiet"]);
@@ -457,6 +457,19 @@ fn help_explains_every_flag_and_default() {
         "--no-listing",
         "--cache-control",
         "--quiet",
+        "--log-format",
+        "--access-log",
+        "TLS:",
+        "Limits:",
+        "Logging:",
+        "--max-head-bytes <SIZE>",
+        "[default: 32KiB]",
+        "--header-read-timeout <DURATION>",
+        "[default: 10s]",
+        "[default: 75s]",
+        "--shutdown-timeout",
+        "--tls-handshake-timeout",
+        "[default: combined]",
     ] {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }
@@ -581,4 +594,136 @@ fn https_with_a_self_signed_certificate() {
     let (status, _) = s.terminate();
     assert!(status.success());
     assert!(!Path::new(path).exists(), "{path} left behind");
+}
+
+/// A CLF date as Apache and nginx write it: `[10/Oct/2000:13:55:36 +0000]`.
+fn is_clf_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 28
+        && b[0] == b'['
+        && b[3] == b'/'
+        && b[7] == b'/'
+        && b[12] == b':'
+        && s.ends_with(" +0000]")
+        && s[1..3].bytes().all(|c| c.is_ascii_digit())
+        && ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+            .contains(&&s[4..7])
+}
+
+#[test]
+fn log_formats_common_combined_json() {
+    let t = tree();
+    for format in ["common", "combined", "json"] {
+        let s = Served::start(&t.www, &["--log-format", format]);
+        let mut c = Client::connect(s.addr);
+        let r = c.request(
+            "GET",
+            "/hello.txt?q=1",
+            &[("User-Agent", "tester/1.0 \"quoted\""), ("Referer", "http://r/")],
+        );
+        assert_eq!(r.status, 200);
+        assert_eq!(c.request("HEAD", "/missing", &[]).status, 404);
+        // A request the parser refuses is logged too.
+        let mut raw = TcpStream::connect(s.addr).unwrap();
+        raw.write_all(b"GET /a\x01b HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut sink = Vec::new();
+        raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = raw.read_to_end(&mut sink);
+        drop(c);
+        let (status, log) = s.terminate();
+        assert!(status.success());
+        let lines: Vec<&str> = log.lines().filter(|l| !l.starts_with("peregrine:")).collect();
+        assert_eq!(lines.len(), 3, "{format}: {log}");
+        match format {
+            "json" => {
+                let v: Vec<serde_json::Value> =
+                    lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+                assert_eq!(v[0]["method"], "GET");
+                assert_eq!(v[0]["target"], "/hello.txt?q=1");
+                assert_eq!(v[0]["version"], "HTTP/1.1");
+                assert_eq!(v[0]["status"], 200);
+                assert_eq!(v[0]["body_bytes"], 12);
+                assert_eq!(v[0]["user_agent"], "tester/1.0 \"quoted\"");
+                assert_eq!(v[0]["referer"], "http://r/");
+                assert_eq!(v[0]["refused"], false);
+                assert!(v[0]["duration_ms"].as_f64().is_some());
+                assert!(v[0]["time"].as_str().unwrap().ends_with('Z'));
+                assert!(v[0]["remote_addr"].as_str().unwrap().starts_with("127.0.0.1:"));
+                assert_eq!(
+                    (v[1]["method"].as_str(), v[1]["status"].as_u64()),
+                    (Some("HEAD"), Some(404))
+                );
+                assert_eq!(v[1]["referer"], serde_json::Value::Null);
+                assert_eq!(
+                    (v[2]["status"].as_u64(), v[2]["refused"].as_bool()),
+                    (Some(400), Some(true))
+                );
+            }
+            _ => {
+                let (host, rest) = lines[0].split_once(" - - ").unwrap();
+                assert_eq!(host, "127.0.0.1");
+                assert!(is_clf_date(&rest[..28]), "{rest}");
+                let after = &rest[29..];
+                let first = "\"GET /hello.txt?q=1 HTTP/1.1\" 200 12";
+                let expect = if format == "combined" {
+                    format!("{first} \"http://r/\" \"tester/1.0 \\\"quoted\\\"\"")
+                } else {
+                    first.to_owned()
+                };
+                assert_eq!(after, expect, "{format}");
+                // HEAD: no content, `-` for %b.
+                assert!(lines[1].contains("\"HEAD /missing HTTP/1.1\" 404 -"), "{}", lines[1]);
+                assert!(lines[2].contains("\"GET /a\\x01b HTTP/1.1\" 400 "), "{}", lines[2]);
+            }
+        }
+    }
+}
+
+/// `--access-log FILE` appends; after the file is renamed away (log rotation) and SIGHUP, new
+/// lines go to a new file at the same path; the old file keeps what it had.
+#[test]
+fn access_log_file_is_reopened_on_sighup() {
+    let t = tree();
+    let path = t.base.join("access.log");
+    std::fs::write(&path, "earlier line\n").unwrap();
+    let s = Served::start(&t.www, &["--access-log", path.to_str().unwrap()]);
+    let wait_for = |p: &Path, needle: &str| {
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "{needle} not in {text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut c = Client::connect(s.addr);
+    assert_eq!(c.get("/hello.txt").status, 200);
+    let text = wait_for(&path, "GET /hello.txt");
+    assert!(text.starts_with("earlier line\n"), "appended: {text}");
+    let rotated = t.base.join("access.log.1");
+    std::fs::rename(&path, &rotated).unwrap();
+    let sent = Command::new("kill").args(["-HUP", &s.child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    // The reopen happens on the writer thread; requests until then may still reach the old
+    // file, so ask until one reaches the new one.
+    let start = Instant::now();
+    loop {
+        assert_eq!(c.get("/site/").status, 200);
+        if std::fs::read_to_string(&path).is_ok_and(|t| t.contains("GET /site/")) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no new file after SIGHUP");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(c);
+    let (status, stderr) = s.terminate();
+    assert!(status.success());
+    let old = std::fs::read_to_string(&rotated).unwrap();
+    assert!(old.starts_with("earlier line\n") && old.contains("GET /hello.txt"), "{old}");
+    let new = std::fs::read_to_string(&path).unwrap();
+    assert!(!new.contains("GET /hello.txt"), "{new}");
+    // Nothing of the log on stderr when it goes to a file.
+    assert!(!stderr.contains("GET /"), "{stderr}");
 }
