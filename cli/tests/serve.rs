@@ -93,6 +93,14 @@ impl Served {
         line
     }
 
+    /// Whatever else the server printed on stdout, once it has exited or closed it (reads
+    /// only what is buffered now, without blocking on a live server).
+    fn stdout_rest(&self, out: &mut String) -> std::io::Result<usize> {
+        let buffered = String::from_utf8_lossy(self.stdout.buffer()).into_owned();
+        out.push_str(&buffered);
+        Ok(buffered.len())
+    }
+
     /// Sends SIGTERM and waits for the exit; returns the status and everything on stderr.
     fn terminate(mut self) -> (ExitStatus, String) {
         let pid = self.child.id().to_string();
@@ -193,7 +201,7 @@ impl Client {
             })
             .collect();
         let mut reply = Reply { status, headers, body: Vec::new() };
-        if method == "HEAD" || status == 304 {
+        if method == "HEAD" || method == "OPTIONS" || status == 304 || status == 204 {
             return reply;
         }
         let len: usize = reply.header("content-length").expect("content-length").parse().unwrap();
@@ -236,11 +244,13 @@ fn serves_files_with_types_validators_and_head() {
     assert_eq!((r.status, r.header("location")), (301, Some("site/")));
     assert_eq!(c.get("/site/").body, b"<h1>site</h1>");
 
-    // Only GET and HEAD (RFC 9110 §15.5.6).
-    for m in ["POST", "PUT", "DELETE", "OPTIONS"] {
+    // Only GET, HEAD and OPTIONS (RFC 9110 §15.5.6, §9.3.7).
+    for m in ["POST", "PUT", "DELETE"] {
         let r = c.request(m, "/hello.txt", &[("Content-Length", "0")]);
-        assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")), "{m}");
+        assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD, OPTIONS")), "{m}");
     }
+    let r = c.request("OPTIONS", "/hello.txt", &[]);
+    assert_eq!((r.status, r.header("allow")), (204, Some("GET, HEAD, OPTIONS")));
 
     // Precompressed sibling (RFC 9110 §12.5.3), Content-Type of the original.
     let r = c.request("GET", "/app.js", &[("Accept-Encoding", "br;q=1, gzip;q=0.5")]);
@@ -459,6 +469,12 @@ fn help_explains_every_flag_and_default() {
         "--quiet",
         "--log-format",
         "--access-log",
+        "Site:",
+        "--header <NAME: VALUE>",
+        "--cors [<ORIGIN,...>]",
+        "--spa",
+        "--404 <FILE>",
+        "--auth <USER:PASSWORD>",
         "TLS:",
         "Limits:",
         "Logging:",
@@ -726,4 +742,125 @@ fn access_log_file_is_reopened_on_sighup() {
     assert!(!new.contains("GET /hello.txt"), "{new}");
     // Nothing of the log on stderr when it goes to a file.
     assert!(!stderr.contains("GET /"), "{stderr}");
+}
+
+#[test]
+fn header_cors_spa_and_404_flags() {
+    let t = tree();
+    std::fs::write(t.www.join("index.html"), b"<div id=app>").unwrap();
+    std::fs::write(t.base.join("gone.html"), b"<h1>gone</h1>").unwrap();
+    let page = t.base.join("gone.html").display().to_string();
+    let s = Served::start(
+        &t.www,
+        &[
+            "--quiet",
+            "--header",
+            "X-Frame-Options: DENY",
+            "--header",
+            "Content-Security-Policy: default-src 'self'",
+            "--spa",
+            "--404",
+            &page,
+            "--cors",
+            "https://app.example,https://other.example",
+        ],
+    );
+    let mut c = Client::connect(s.addr);
+    let browser = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+    let r = c.request("GET", "/users/7", &[browser]);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"<div id=app>"[..]));
+    assert_eq!(r.header("x-frame-options"), Some("DENY"));
+    assert_eq!(r.header("content-security-policy"), Some("default-src 'self'"));
+    let r = c.request("GET", "/missing.js", &[("Accept", "*/*")]);
+    assert_eq!((r.status, r.body.as_slice()), (404, &b"<h1>gone</h1>"[..]));
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(r.header("x-frame-options"), Some("DENY"));
+    let r = c.request("GET", "/hello.txt", &[("Origin", "https://other.example")]);
+    assert_eq!(r.header("access-control-allow-origin"), Some("https://other.example"));
+    assert_eq!(r.header("vary"), Some("origin"));
+    let r = c.request(
+        "OPTIONS",
+        "/hello.txt",
+        &[("Origin", "https://app.example"), ("Access-Control-Request-Method", "GET")],
+    );
+    assert_eq!(r.status, 204);
+    assert_eq!(r.header("access-control-allow-origin"), Some("https://app.example"));
+    assert_eq!(r.header("access-control-allow-methods"), Some("GET, HEAD, OPTIONS"));
+    assert_eq!(r.header("access-control-max-age"), Some("7200"));
+
+    // --cors alone: any origin.
+    let any = Served::start(&t.www, &["--quiet", "--cors"]);
+    let r = Client::connect(any.addr).request("GET", "/hello.txt", &[("Origin", "https://x")]);
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+
+    // Bad values: exit 2, one line naming the flag.
+    let www = t.www.display().to_string();
+    for (args, expect) in [
+        (vec!["--header", "X-Bad"], "--header 'X-Bad': expected 'Name: value'"),
+        (vec!["--header", "Bad Name: v"], "--header 'Bad Name: v': the name must be a token"),
+        (vec!["--header", "Content-Length: 1"], "the server sets this field itself"),
+        (vec!["--cors", "app.example"], "--cors: 'app.example' is not an origin"),
+        (vec!["--404", "/nonexistent/page.html"], "--404 /nonexistent/page.html: no such file"),
+    ] {
+        let out = Command::new(BIN).arg("serve").arg(&www).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+/// Basic auth over the wire: 401 with the challenge, the same answer whether the user or the
+/// password was wrong, and the password never in the log or the CLI's output.
+#[test]
+fn auth_flag_plain_and_bcrypt() {
+    let t = tree();
+    let hash = bcrypt::hash("pa:ss", 4).unwrap();
+    for auth in ["ann:pa:ss".to_owned(), format!("ann:{hash}")] {
+        let s = Served::start(&t.www, &["--auth", &auth]);
+        let mut c = Client::connect(s.addr);
+        // base64 of ann:pa:ss, bob:pa:ss, ann:nope
+        let good = ("Authorization", "Basic YW5uOnBhOnNz");
+        let r = c.request("GET", "/hello.txt", &[good]);
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"hello world\n"[..]));
+        let strip_date = |r: Reply| {
+            let headers: Vec<_> = r.headers.into_iter().filter(|(n, _)| n != "date").collect();
+            (r.status, headers, r.body)
+        };
+        let wrong_user =
+            strip_date(c.request("GET", "/hello.txt", &[("Authorization", "Basic Ym9iOnBhOnNz")]));
+        let wrong_password =
+            strip_date(c.request("GET", "/hello.txt", &[("Authorization", "Basic YW5uOm5vcGU=")]));
+        let missing = strip_date(c.request("GET", "/missing", &[]));
+        assert_eq!(wrong_user.0, 401);
+        assert!(
+            wrong_user.1.contains(&(
+                "www-authenticate".into(),
+                "Basic realm=\"peregrine\", charset=\"UTF-8\"".into()
+            )),
+            "{:?}",
+            wrong_user.1
+        );
+        assert_eq!(wrong_user, wrong_password);
+        assert_eq!(wrong_user, missing);
+        drop(c);
+        let mut out = String::new();
+        let mut rest = String::new();
+        let _ = s.stdout_rest(&mut rest);
+        out.push_str(&rest);
+        let (status, log) = s.terminate();
+        assert!(status.success());
+        for secret in ["pa:ss", "YW5uOnBhOnNz", "Ym9iOnBhOnNz", "YW5uOm5vcGU=", &hash, "Basic"] {
+            assert!(!log.contains(secret), "{secret} in the log: {log}");
+            assert!(!out.contains(secret), "{secret} on stdout: {out}");
+        }
+        assert_eq!(log.lines().filter(|l| l.contains("\" 401 ")).count(), 3, "{log}");
+    }
+    // A bad hash: exit 2 without echoing it.
+    let www = t.www.display().to_string();
+    let bad = "ann:$2b$10$notahash";
+    let out = Command::new(BIN).args(["serve", &www, "--auth", bad]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--auth: not a bcrypt hash") && !err.contains("notahash"), "{err}");
 }

@@ -28,26 +28,52 @@ pub struct ServeArgs {
     pub dir: PathBuf,
 
     /// Address to listen on, as HOST:PORT. Port 0 picks a free port.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    #[arg(help_heading = "Site", long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
     pub addr: String,
 
     /// Worker threads, each with its own event loop [default: the number of available cores].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(help_heading = "Site", long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: Option<u16>,
 
     /// Answer 403 for a directory without index.html instead of listing its contents.
-    #[arg(long)]
+    #[arg(help_heading = "Site", long)]
     pub no_listing: bool,
 
     /// Cache-Control value sent with every file and listing, e.g. 'public, max-age=3600'
     /// [default: none].
-    #[arg(long, value_name = "VALUE", value_parser = parse_cache_control)]
+    #[arg(help_heading = "Site", long, value_name = "VALUE", value_parser = parse_cache_control)]
     pub cache_control: Option<String>,
 
     /// How long, in milliseconds, a resolved file (open descriptor, validators, contents up to
     /// 32 KiB) is reused before the file system is checked again; 0 checks on every request.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    #[arg(help_heading = "Site", long, value_name = "MS", default_value_t = 1000)]
     pub file_cache_ms: u64,
+
+    /// Add this field to every response, e.g. 'X-Frame-Options: DENY' (repeatable).
+    #[arg(help_heading = "Site", long, value_name = "NAME: VALUE")]
+    pub header: Vec<String>,
+
+    /// Let scripts on other origins read the files (CORS): any origin, or only those listed
+    /// (comma-separated, e.g. https://app.example). Answers preflight OPTIONS requests.
+    /// Put DIR before this flag.
+    #[arg(help_heading = "Site", long, value_name = "ORIGIN,...", num_args = 0..=1,
+          default_missing_value = "*")]
+    pub cors: Option<String>,
+
+    /// Single-page app: a path that does not exist, asked for by a browser (Accept:
+    /// text/html), gets /index.html; missing assets still get 404.
+    #[arg(help_heading = "Site", long)]
+    pub spa: bool,
+
+    /// Answer 404 with this file instead of a short text.
+    #[arg(help_heading = "Site", long = "404", value_name = "FILE")]
+    pub not_found: Option<PathBuf>,
+
+    /// Require this user and password (HTTP Basic). The password may be a bcrypt hash
+    /// ($2b$..., from `htpasswd -nbB user pass` or `caddy hash-password`); a hash keeps it out
+    /// of the process list. Never logged.
+    #[arg(help_heading = "Site", long, value_name = "USER:PASSWORD", hide_default_value = true)]
+    pub auth: Option<String>,
 
     #[command(flatten)]
     pub tls: TlsArgs,

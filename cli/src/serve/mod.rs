@@ -2,6 +2,7 @@
 
 mod args;
 mod log;
+mod site;
 mod tls;
 mod units;
 
@@ -26,7 +27,12 @@ pub fn run(args: ServeArgs) -> ExitCode {
     let files = files
         .listing(!args.no_listing)
         .cache_control(args.cache_control.clone())
-        .cache_ttl(Some(Duration::from_millis(args.file_cache_ms)));
+        .cache_ttl(Some(Duration::from_millis(args.file_cache_ms)))
+        .spa(args.spa);
+    let files = match site::configure(files, &args) {
+        Ok(files) => files,
+        Err(msg) => return fail(format_args!("{msg}")),
+    };
     let root = files.root().to_owned();
     let tls = match tls::tls_config(&args.tls) {
         Ok(tls) => tls,

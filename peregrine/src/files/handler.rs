@@ -9,7 +9,7 @@ use super::{FileBody, FileReply, FileRequest, ServeDir};
 use crate::{Body, Handler, IntoResponse, Request, Response};
 
 /// The request fields the decision reads, in [`FileRequest`] order after `method` and `path`.
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 12] = [
     "if-match",
     "if-none-match",
     "if-modified-since",
@@ -17,6 +17,11 @@ const FIELDS: [&str; 7] = [
     "range",
     "if-range",
     "accept-encoding",
+    "accept",
+    "authorization",
+    "origin",
+    "access-control-request-method",
+    "access-control-request-headers",
 ];
 
 impl Handler for ServeDir {
@@ -63,8 +68,8 @@ impl ServeDir {
     pub fn serve_path(&self, req: &Request, path: &[u8]) -> Response {
         // One pass over the fields. RFC 9110 §5.3: a field sent on several lines is one
         // comma-separated list; join such values (rare, so the allocation is too).
-        let mut first: [Option<&[u8]>; 7] = [None; 7];
-        let mut joined: [Option<Vec<u8>>; 7] = Default::default();
+        let mut first: [Option<&[u8]>; FIELDS.len()] = [None; FIELDS.len()];
+        let mut joined: [Option<Vec<u8>>; FIELDS.len()] = Default::default();
         for (name, value) in req.headers().iter() {
             let Some(i) = FIELDS.iter().position(|f| f.eq_ignore_ascii_case(name)) else {
                 continue;
@@ -89,6 +94,12 @@ impl ServeDir {
             range: field(4),
             if_range: field(5),
             accept_encoding: field(6),
+            accept: field(7),
+            authorization: field(8),
+            origin: field(9),
+            access_control_request_method: field(10),
+            access_control_request_headers: field(11),
+            query: Some(req.query().unwrap_or_default().as_bytes()),
         };
         self.respond(&file_req).into_response()
     }

@@ -55,10 +55,14 @@
 //! listings `readdir`). On a local disk these take microseconds and the server may call it on
 //! its worker thread; on a network file system run it on a blocking pool.
 
+mod answer;
+mod auth;
 mod cache;
 mod conditional;
 mod content_type;
+mod cors;
 mod encoding;
+mod fallback;
 mod handler;
 mod listing;
 mod range;
@@ -71,16 +75,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http::HeaderValue;
+use http::{HeaderName, HeaderValue};
 
 use crate::Method;
-use cache::{FileCache, Repr, Resolved};
-use conditional::{Conditions, Precondition, Validators};
-use range::RangeOutcome;
+use cache::FileCache;
+use fallback::NotFoundPage;
 use resolve::{OpenError, Opened, PathError};
 
 pub use crate::body::FileSpan;
+pub use auth::{AuthError, BasicAuth};
+pub use cors::Cors;
 pub use encoding::Coding;
 pub use reply::{FileBody, FileReply};
 
@@ -110,6 +114,19 @@ pub struct FileRequest<'a> {
     pub if_range: Option<&'a [u8]>,
     /// `Accept-Encoding` (RFC 9110 §12.5.3).
     pub accept_encoding: Option<&'a [u8]>,
+    /// `Accept` (RFC 9110 §12.5.1): with [`ServeDir::spa`], whether the client wants HTML.
+    pub accept: Option<&'a [u8]>,
+    /// `Authorization` (RFC 9110 §11.6.2), for [`ServeDir::basic_auth`].
+    pub authorization: Option<&'a [u8]>,
+    /// `Origin` (RFC 6454 §7), for [`ServeDir::cors`].
+    pub origin: Option<&'a [u8]>,
+    /// `Access-Control-Request-Method` (Fetch §3.2.2): an `OPTIONS` with it is a preflight.
+    pub access_control_request_method: Option<&'a [u8]>,
+    /// `Access-Control-Request-Headers` (Fetch §3.2.2).
+    pub access_control_request_headers: Option<&'a [u8]>,
+    /// The query (after `?`, without it), which directory listings read (`sort`, `order`,
+    /// `page`, `format`). When `None`, whatever follows a `?` in `path` is used.
+    pub query: Option<&'a [u8]>,
 }
 
 impl<'a> FileRequest<'a> {
@@ -132,6 +149,12 @@ impl<'a> FileRequest<'a> {
             range: None,
             if_range: None,
             accept_encoding: None,
+            accept: None,
+            authorization: None,
+            origin: None,
+            access_control_request_method: None,
+            access_control_request_headers: None,
+            query: None,
         }
     }
 }
@@ -155,6 +178,12 @@ pub struct ServeDir {
     precompressed: bool,
     cache_control: Option<HeaderValue>,
     cache: Option<Arc<FileCache>>,
+    /// Fields added to every answer ([`ServeDir::header`]).
+    headers: Option<Arc<[(HeaderName, HeaderValue)]>>,
+    cors: Option<Arc<Cors>>,
+    auth: Option<Arc<BasicAuth>>,
+    spa: bool,
+    not_found_page: Option<Arc<NotFoundPage>>,
 }
 
 /// Resolutions kept by the open-file cache at most (see [`ServeDir::cache_ttl`]).
@@ -181,6 +210,11 @@ impl ServeDir {
             precompressed: true,
             cache_control: None,
             cache: None,
+            headers: None,
+            cors: None,
+            auth: None,
+            spa: false,
+            not_found_page: None,
         })
     }
 
@@ -226,6 +260,77 @@ impl ServeDir {
         self
     }
 
+    /// Adds a header field to every answer (files, listings, redirects, errors), after the
+    /// fields the answer has of its own. Call once per field.
+    ///
+    /// # Examples
+    /// ```
+    /// use http::{HeaderName, HeaderValue};
+    /// use peregrine::{Method, files::{FileRequest, ServeDir}};
+    /// let files = ServeDir::new(std::env::temp_dir())?.header(
+    ///     HeaderName::from_static("x-content-type-options"),
+    ///     HeaderValue::from_static("nosniff"),
+    /// );
+    /// let reply = files.respond(&FileRequest::new(Method::Get, b"/no-such-file"));
+    /// assert_eq!(reply.header("x-content-type-options").unwrap(), "nosniff");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> ServeDir {
+        let mut all: Vec<_> = self.headers.as_deref().unwrap_or_default().to_vec();
+        all.push((name, value));
+        self.headers = Some(all.into());
+        self
+    }
+
+    /// Answers cross-origin requests as `cors` says (see [`Cors`]; default: no CORS fields).
+    pub fn cors(mut self, cors: Cors) -> ServeDir {
+        self.cors = Some(Arc::new(cors));
+        self
+    }
+
+    /// Requires HTTP Basic credentials on every request but CORS preflights (see
+    /// [`BasicAuth`]; default: none).
+    pub fn basic_auth(mut self, auth: BasicAuth) -> ServeDir {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Single-page-application fallback (default off): a GET or HEAD for a path that does
+    /// not exist, from a client whose `Accept` lists `text/html` (a browser navigating), gets
+    /// the root's `index.html` with 200 so a client-side router can take over. Requests for
+    /// assets (scripts, images and `fetch()` send other `Accept` values) still get 404.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Method, files::{FileRequest, ServeDir}};
+    /// let dir = std::env::temp_dir().join(format!("peregrine-spa-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// std::fs::write(dir.join("index.html"), "<div id=app>")?;
+    /// let files = ServeDir::new(&dir)?.spa(true);
+    /// let page = FileRequest {
+    ///     accept: Some(b"text/html,application/xhtml+xml,*/*;q=0.8"),
+    ///     ..FileRequest::new(Method::Get, b"/users/7")
+    /// };
+    /// assert_eq!(files.respond(&page).status(), 200);
+    /// assert_eq!(files.respond(&FileRequest::new(Method::Get, b"/app.js")).status(), 404);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn spa(mut self, on: bool) -> ServeDir {
+        self.spa = on;
+        self
+    }
+
+    /// Answers 404 with the contents of `file` (read now, and kept; its type from its name)
+    /// instead of a short text.
+    ///
+    /// # Errors
+    /// The error of reading `file`.
+    pub fn not_found_page(mut self, file: impl AsRef<Path>) -> io::Result<ServeDir> {
+        self.not_found_page = Some(Arc::new(NotFoundPage::read(file.as_ref())?));
+        Ok(self)
+    }
+
     /// The canonical root directory.
     pub fn root(&self) -> &Path {
         &self.root
@@ -239,17 +344,86 @@ impl ServeDir {
 
     /// Decides the answer to one request. Blocking (see the module docs); never panics and
     /// never names a file outside the root.
+    ///
+    /// The order: a CORS preflight is answered first (it carries no credentials), then
+    /// [`BasicAuth`] is checked (401 before anything about the path is revealed), then the
+    /// method (GET, HEAD, OPTIONS; else 405), then the path. A 404 falls back to the SPA
+    /// `index.html`, then to the custom page. Configured fields and CORS fields are added to
+    /// whatever the answer is.
     pub fn respond(&self, req: &FileRequest<'_>) -> FileReply {
-        let head = match req.method {
-            Method::Get => false,
-            Method::Head => true,
+        let mut reply = self.decide(req);
+        if let Some(cors) = &self.cors {
+            if reply.status != 204 || reply.more.is_empty() {
+                cors.simple(req.origin, &mut reply.more);
+            }
+            reply.vary_origin = cors.varies();
+        }
+        reply.extra = self.headers.clone();
+        reply
+    }
+
+    fn decide(&self, req: &FileRequest<'_>) -> FileReply {
+        // Fetch §4.8: a preflight is an OPTIONS with Origin and Access-Control-Request-Method.
+        if let (Method::Options, Some(cors), Some(_)) =
+            (req.method, &self.cors, req.access_control_request_method)
+        {
+            let mut r = FileReply::new(204);
+            r.allow = true;
+            if let Some(fields) = cors.preflight(req.origin, req.access_control_request_headers) {
+                r.more = fields;
+            }
+            return r;
+        }
+        let head = matches!(req.method, Method::Head | Method::Options);
+        if let Some(auth) = &self.auth {
+            if !auth.check(req.authorization) {
+                // RFC 7235 §3.1 / RFC 9110 §15.5.2: a 401 carries the challenge.
+                let mut r = FileReply::text(401, "401 Unauthorized\n", head);
+                r.more.push((http::header::WWW_AUTHENTICATE, auth.challenge_value().clone()));
+                return r;
+            }
+        }
+        match req.method {
+            Method::Get | Method::Head => {}
+            Method::Options => {
+                // RFC 9110 §9.3.7: OPTIONS asks what the resource supports; a resource that
+                // exists answers 204 with Allow (no content, so no Content-Length either).
+                let probe =
+                    FileRequest { query: Some(b""), ..FileRequest::new(Method::Head, req.path) };
+                let r = self.lookup(&probe, true);
+                if r.status >= 300 {
+                    return r;
+                }
+                let mut ok = FileReply::new(204);
+                ok.allow = true;
+                return ok;
+            }
             _ => {
                 // RFC 9110 §15.5.6: a 405 must list the allowed methods.
                 let mut r = FileReply::text(405, "405 Method Not Allowed\n", false);
                 r.allow = true;
                 return r;
             }
-        };
+        }
+        let reply = self.lookup(req, head);
+        if reply.status != 404 {
+            return reply;
+        }
+        if self.spa && fallback::accepts_html(req.accept) {
+            let index = FileRequest { path: b"/index.html", query: Some(b""), ..*req };
+            let r = self.lookup(&index, head);
+            if r.status != 404 {
+                return r;
+            }
+        }
+        match &self.not_found_page {
+            Some(page) => page.reply(head),
+            None => reply,
+        }
+    }
+
+    /// The answer for the path alone: a file, a redirect, a listing, or an error.
+    fn lookup(&self, req: &FileRequest<'_>, head: bool) -> FileReply {
         let raw = req.path.split(|&b| b == b'?').next().unwrap_or_default();
         let now = self.cache.as_ref().map(|_| Instant::now());
         if let (Some(cache), Some(now)) = (&self.cache, now) {
@@ -323,175 +497,6 @@ impl ServeDir {
             Err(_) => not_found(head),
         }
     }
-
-    /// Gathers what answering needs about a regular file: its representations and type.
-    fn resolve_file(&self, full: &Path, opened: Opened) -> Resolved {
-        let inline = self.cache.is_some();
-        let mut siblings = [None, None];
-        if self.precompressed {
-            for (slot, c) in siblings.iter_mut().zip(Coding::ALL) {
-                let mut p = full.as_os_str().to_owned();
-                p.push(c.extension());
-                *slot = match resolve::open_beneath(&self.root, Path::new(&p), self.hide_dotfiles) {
-                    Ok(o) if o.meta.is_file() => Some(repr(o, Some(c), inline)),
-                    _ => None,
-                };
-            }
-        }
-        Resolved {
-            content_type: content_type::value_for_path(full),
-            identity: repr(opened, None, inline),
-            siblings,
-        }
-    }
-
-    /// Answers from a resolved file: sibling choice, preconditions, range. With `check` (the
-    /// resolution came from the cache), true with the answer when the file turned out to have
-    /// changed since.
-    fn answer(
-        &self,
-        req: &FileRequest<'_>,
-        head: bool,
-        resolved: &Resolved,
-        check: bool,
-    ) -> (FileReply, bool) {
-        // RFC 9110 §12.5.3: the best acceptable coding that has a sibling, else identity.
-        let (coding, rep) = encoding::preferred(req.accept_encoding)
-            .into_iter()
-            .flatten()
-            .find_map(|c| resolved.sibling(c).map(|r| (Some(c), r)))
-            .unwrap_or((None, &resolved.identity));
-        // A file sent from its descriptor is checked against it (one fstat): a file changed in
-        // place since it was resolved (truncated, appended to, rewritten) goes out with its
-        // current length and validators rather than stale ones, which would cut the response
-        // short or promise bytes that are not there. Only a file that changes while it is sent
-        // can still end the connection early.
-        let current = rep.file.as_ref().filter(|_| check).and_then(|file| {
-            let meta = file.metadata().ok()?;
-            let same = meta.len() == rep.len && meta.modified().ok() == rep.modified;
-            (!same).then(|| Repr {
-                file: Some(file.clone()),
-                len: meta.len(),
-                modified: meta.modified().ok(),
-                validators: Validators::from_meta(&meta, coding),
-                contents: None,
-            })
-        });
-        let changed = current.is_some();
-        let rep = current.as_ref().unwrap_or(rep);
-        (self.answer_with(req, head, resolved, coding, rep), changed)
-    }
-
-    fn answer_with(
-        &self,
-        req: &FileRequest<'_>,
-        head: bool,
-        resolved: &Resolved,
-        coding: Option<Coding>,
-        rep: &Repr,
-    ) -> FileReply {
-        let len = rep.len;
-
-        let mut r = FileReply::new(200);
-        r.validators = Some(rep.validators.clone());
-        r.cache_control = self.cache_control.clone();
-        // RFC 9110 §12.5.5: the answer varies with Accept-Encoding whenever a sibling exists,
-        // whether or not it was chosen this time.
-        r.vary_accept_encoding = resolved.has_siblings();
-        r.accept_ranges = true;
-
-        let conditions = Conditions {
-            if_match: req.if_match,
-            if_unmodified_since: req.if_unmodified_since,
-            if_none_match: req.if_none_match,
-            if_modified_since: req.if_modified_since,
-        };
-        match conditional::evaluate(&conditions, &rep.validators) {
-            Precondition::Proceed => {}
-            Precondition::NotModified => {
-                // RFC 9110 §15.4.5: a 304 carries the validators, Cache-Control and Vary a 200
-                // would, and no content. §8.6: its Content-Length, if any, must be the 200's,
-                // which is what the length reported here is.
-                r.status = 304;
-                r.content_length = Some(len);
-                return r;
-            }
-            Precondition::Failed => {
-                r.status = 412;
-                r.content_length = Some(0);
-                return r;
-            }
-        }
-        r.content_type = Some(resolved.content_type.clone());
-        r.content_encoding = coding;
-
-        // RFC 9110 §14.2: range handling is defined for GET only; a Range on HEAD is ignored.
-        // §13.1.5: a false If-Range means the whole representation is sent.
-        let outcome = match req.range {
-            Some(range)
-                if !head
-                    && req
-                        .if_range
-                        .is_none_or(|ir| conditional::if_range_holds(ir, &rep.validators)) =>
-            {
-                range::evaluate(range, len)
-            }
-            _ => RangeOutcome::Full,
-        };
-        let (offset, count) = match outcome {
-            RangeOutcome::Full => (0, len),
-            RangeOutcome::Partial { start, end } => {
-                r.status = 206;
-                r.content_range = content_range(format_args!("bytes {start}-{end}/{len}"));
-                (start, end - start + 1)
-            }
-            RangeOutcome::Unsatisfiable => {
-                // RFC 9110 §15.5.17: 416 with the current length in `Content-Range: bytes */len`.
-                r.status = 416;
-                r.content_range = content_range(format_args!("bytes */{len}"));
-                r.content_type = None;
-                r.content_encoding = None;
-                r.content_length = Some(0);
-                return r;
-            }
-        };
-        r.content_length = Some(count);
-        if head || count == 0 {
-            return r;
-        }
-        r.body = match (&rep.contents, &rep.file) {
-            (Some(all), _) => {
-                // Offsets are below `len`, which is the length of `all`.
-                let (a, b) = (offset as usize, (offset + count) as usize);
-                FileBody::Bytes(all.slice(a..b.min(all.len())))
-            }
-            (None, Some(file)) => FileBody::File(FileSpan::new(file.clone(), offset, count)),
-            (None, None) => FileBody::Empty,
-        };
-        r
-    }
-}
-
-/// A representation from an opened file; with `inline` (the cache is on), a small file is
-/// read into memory now and its descriptor closed.
-fn repr(o: Opened, coding: Option<Coding>, inline: bool) -> Repr {
-    let validators = Validators::from_meta(&o.meta, coding);
-    let len = o.meta.len();
-    let modified = o.meta.modified().ok();
-    let file = Arc::new(o.file);
-    if inline && len <= cache::INLINE_MAX {
-        let contents = if len == 0 {
-            Ok(Some(Bytes::new()))
-        } else {
-            FileSpan::new(file.clone(), 0, len).read_chunk(len as usize)
-        };
-        if let Ok(Some(all)) = contents {
-            return Repr { file: None, len, modified, validators, contents: Some(all) };
-        }
-        // A read error, or a file that shrank meanwhile: read at answer time instead, where
-        // the error ends the connection.
-    }
-    Repr { file: Some(file), len, modified, validators, contents: None }
 }
 
 fn not_found(head: bool) -> FileReply {

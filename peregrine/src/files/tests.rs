@@ -214,14 +214,21 @@ fn methods_rfc9110_15_5_6() {
             Case { input: Method::Post, expect: 405 },
             Case { input: Method::Put, expect: 405 },
             Case { input: Method::Delete, expect: 405 },
-            Case { input: Method::Options, expect: 405 },
+            // RFC 9110 §9.3.7: OPTIONS on a resource that exists says what it allows.
+            Case { input: Method::Options, expect: 204 },
             Case { input: Method::Extension, expect: 405 },
         ];
         for c in cases {
             let reply = files.respond(&FileRequest::new(c.input, b"/hello.txt"));
             assert_eq!(reply.status(), c.expect, "{:?}", c.input);
             let allow = header(&reply, "allow");
-            assert_eq!(allow.as_deref(), (c.expect == 405).then_some("GET, HEAD"), "{:?}", c.input);
+            let allowed = matches!(c.expect, 204 | 405).then_some("GET, HEAD, OPTIONS");
+            assert_eq!(allow.as_deref(), allowed, "{:?}", c.input);
+        }
+        for (path, expect) in [(&b"/docs/"[..], 204), (b"/site/", 204), (b"/missing", 404)] {
+            let reply = files.respond(&FileRequest::new(Method::Options, path));
+            assert_eq!(reply.status(), expect, "{:?}", String::from_utf8_lossy(path));
+            assert!(matches!(reply.body(), FileBody::Empty));
         }
     }
 }
