@@ -864,3 +864,55 @@ fn auth_flag_plain_and_bcrypt() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--auth: not a bcrypt hash") && !err.contains("notahash"), "{err}");
 }
+
+/// Compression on the fly through the real binary, decoded with the flate2, brotli and zstd
+/// decoders.
+#[test]
+fn compress_flag_round_trips() {
+    let t = tree();
+    let js: String = (0..1000)
+        .map(|i| format!("export const v{i} = {{ id: {i}, name: \"item {i}\" }};\n"))
+        .collect();
+    std::fs::write(t.www.join("lib.js"), &js).unwrap();
+    let decode = |coding: &str, data: &[u8]| -> Vec<u8> {
+        let mut out = Vec::new();
+        match coding {
+            "gzip" => drop(flate2::read::GzDecoder::new(data).read_to_end(&mut out).unwrap()),
+            "br" => drop(brotli::Decompressor::new(data, 4096).read_to_end(&mut out).unwrap()),
+            "zstd" => out = zstd::stream::decode_all(data).unwrap(),
+            _ => out.extend_from_slice(data),
+        }
+        out
+    };
+    let s = Served::start(&t.www, &["--quiet"]);
+    let mut c = Client::connect(s.addr);
+    for (accept, coding, tag) in [
+        ("gzip", "gzip", "-gz6\""),
+        ("br", "br", "-br5\""),
+        ("zstd", "zstd", "-zst3\""),
+        ("gzip, deflate, br, zstd", "br", "-br5\""),
+    ] {
+        let r = c.request("GET", "/lib.js", &[("Accept-Encoding", accept)]);
+        assert_eq!(r.header("content-encoding"), Some(coding), "{accept}");
+        assert_eq!(r.header("vary"), Some("accept-encoding"), "{accept}");
+        assert!(r.header("etag").unwrap().ends_with(tag), "{accept}: {:?}", r.header("etag"));
+        assert!(r.body.len() < js.len() / 4, "{accept}: {}", r.body.len());
+        assert_eq!(decode(coding, &r.body), js.as_bytes(), "{accept}");
+    }
+    let r = c.request("GET", "/lib.js", &[]);
+    assert_eq!((r.header("content-encoding"), r.body.as_slice()), (None, js.as_bytes()));
+    assert_eq!(r.header("vary"), Some("accept-encoding"));
+
+    let off = Served::start(&t.www, &["--quiet", "--compress", "off"]);
+    let r = Client::connect(off.addr).request("GET", "/lib.js", &[("Accept-Encoding", "gzip")]);
+    assert_eq!((r.header("content-encoding"), r.header("vary")), (None, None));
+    let one =
+        Served::start(&t.www, &["--quiet", "--compress", "gzip=1", "--compress-max-size", "1KiB"]);
+    let r = Client::connect(one.addr).request("GET", "/lib.js", &[("Accept-Encoding", "br, gzip")]);
+    assert_eq!(r.header("content-encoding"), None, "larger than --compress-max-size");
+    let one = Served::start(&t.www, &["--quiet", "--compress", "gzip=1"]);
+    let r = Client::connect(one.addr).request("GET", "/lib.js", &[("Accept-Encoding", "br, gzip")]);
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert!(r.header("etag").unwrap().ends_with("-gz1\""));
+    assert_eq!(decode("gzip", &r.body), js.as_bytes());
+}

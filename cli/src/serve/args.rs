@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use peregrine::files::{Coding, Compression};
 use peregrine::server::Config;
 
 use super::log::Format;
@@ -74,6 +75,24 @@ pub struct ServeArgs {
     /// of the process list. Never logged.
     #[arg(help_heading = "Site", long, value_name = "USER:PASSWORD", hide_default_value = true)]
     pub auth: Option<String>,
+
+    /// Compress text, scripts, JSON, SVG and wasm on the fly for clients that accept it:
+    /// `off`, or the codings to use with optional levels, e.g. 'gzip=9' or 'br=11,gzip'
+    /// (br 0-11, zstd 1-19, gzip 1-9). Each file is compressed once and cached; NAME.br /
+    /// NAME.zst / NAME.gz siblings are sent instead when present.
+    #[arg(help_heading = "Site", long, value_name = "CODINGS", default_value = "br=5,zstd=3,gzip=6",
+          value_parser = parse_compress)]
+    pub compress: CompressArg,
+
+    /// Files larger than this are not compressed on the fly (compressing holds a worker).
+    #[arg(help_heading = "Site", long, value_name = "SIZE",
+          default_value_t = Size(Compression::default().max_size_bytes()))]
+    pub compress_max_size: Size,
+
+    /// Memory for compressed copies of files.
+    #[arg(help_heading = "Site", long, value_name = "SIZE",
+          default_value_t = Size(Compression::default().cache_size_bytes() as u64))]
+    pub compress_cache: Size,
 
     #[command(flatten)]
     pub tls: TlsArgs,
@@ -219,6 +238,48 @@ fn parse_cache_control(v: &str) -> Result<String, String> {
     }
 }
 
+/// `--compress`: the levels asked for, in `Coding::ALL`-independent form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompressArg(pub Vec<(Coding, Option<u32>)>);
+
+impl ServeArgs {
+    /// The compression settings the flags describe.
+    pub fn compression(&self) -> Compression {
+        let mut c = Compression::off()
+            .max_size(self.compress_max_size.0)
+            .cache_bytes(usize::try_from(self.compress_cache.0).unwrap_or(usize::MAX));
+        for &(coding, level) in &self.compress.0 {
+            let default = Compression::default().level_of(coding);
+            c = c.level(coding, level.or(default).or(Some(6)));
+        }
+        c
+    }
+}
+
+fn parse_compress(v: &str) -> Result<CompressArg, String> {
+    if v == "off" {
+        return Ok(CompressArg(Vec::new()));
+    }
+    let mut out = Vec::new();
+    for item in v.split(',').map(str::trim) {
+        let (name, level) = match item.split_once('=') {
+            Some((n, l)) => {
+                let l: u32 = l.parse().map_err(|_| format!("'{l}' is not a level"))?;
+                (n, Some(l))
+            }
+            None => (item, None),
+        };
+        let coding = match name {
+            "gzip" => Coding::Gzip,
+            "br" => Coding::Brotli,
+            "zstd" => Coding::Zstd,
+            _ => return Err(format!("'{name}': use off, or gzip, br and zstd with =LEVEL")),
+        };
+        out.push((coding, level));
+    }
+    Ok(CompressArg(out))
+}
+
 /// The request keeps header positions as 16-bit offsets (see `server::Config::head`).
 fn parse_head_bytes(v: &str) -> Result<Size, String> {
     let size: Size = v.parse()?;
@@ -281,6 +342,31 @@ mod tests {
         assert_eq!((c.min_body_rate, c.min_body_rate_grace), (0, D::from_secs(1)));
         assert_eq!((c.write_timeout, c.shutdown_timeout), (D::from_secs(3600), D::ZERO));
         assert!(Cli::try_parse_from(["serve", "--max-head-bytes=64KiB"]).is_err());
+    }
+
+    #[test]
+    fn compress_flag() {
+        let parse = |v: &str| {
+            Cli::try_parse_from(["serve", "--compress", v]).map(|c| c.serve.compression())
+        };
+        assert_eq!(
+            Cli::try_parse_from(["serve"]).unwrap().serve.compression(),
+            Compression::default()
+        );
+        assert!(!parse("off").unwrap().is_on());
+        let c = parse("gzip=9").unwrap();
+        assert_eq!(
+            [c.level_of(Coding::Gzip), c.level_of(Coding::Brotli), c.level_of(Coding::Zstd)],
+            [Some(9), None, None]
+        );
+        let c = parse("br,zstd=19").unwrap();
+        assert_eq!(
+            [c.level_of(Coding::Gzip), c.level_of(Coding::Brotli), c.level_of(Coding::Zstd)],
+            [None, Some(5), Some(19)]
+        );
+        for bad in ["deflate", "gzip=x", "gzip=", ""] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
         assert!(Cli::try_parse_from(["serve", "--keep-alive-timeout=75"]).is_err());
     }
 }

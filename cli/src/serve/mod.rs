@@ -28,7 +28,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
         .listing(!args.no_listing)
         .cache_control(args.cache_control.clone())
         .cache_ttl(Some(Duration::from_millis(args.file_cache_ms)))
-        .spa(args.spa);
+        .spa(args.spa)
+        .compression(args.compression());
     let files = match site::configure(files, &args) {
         Ok(files) => files,
         Err(msg) => return fail(format_args!("{msg}")),

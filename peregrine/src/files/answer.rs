@@ -11,15 +11,15 @@ use super::conditional::{self, Conditions, Precondition, Validators};
 use super::range::{self, RangeOutcome};
 use super::resolve::{self, Opened};
 use super::{
-    Coding, FileBody, FileReply, FileRequest, FileSpan, ServeDir, content_range, content_type,
-    encoding,
+    Coding, FileBody, FileReply, FileRequest, FileSpan, ServeDir, compress, content_range,
+    content_type, encoding,
 };
 
 impl ServeDir {
     /// Gathers what answering needs about a regular file: its representations and type.
     pub(super) fn resolve_file(&self, full: &Path, opened: Opened) -> Resolved {
         let inline = self.cache.is_some();
-        let mut siblings = [None, None];
+        let mut siblings = [None, None, None];
         if self.precompressed {
             for (slot, c) in siblings.iter_mut().zip(Coding::ALL) {
                 let mut p = full.as_os_str().to_owned();
@@ -30,8 +30,11 @@ impl ServeDir {
                 };
             }
         }
+        let content_type = content_type::value_for_path(full);
         Resolved {
-            content_type: content_type::value_for_path(full),
+            compressible: compress::compressible(&content_type),
+            content_type,
+            real: opened.real.clone(),
             identity: repr(opened, None, inline),
             siblings,
         }
@@ -48,7 +51,8 @@ impl ServeDir {
         check: bool,
     ) -> (FileReply, bool) {
         // RFC 9110 §12.5.3: the best acceptable coding that has a sibling, else identity.
-        let (coding, rep) = encoding::preferred(req.accept_encoding)
+        let preferred = encoding::preferred(req.accept_encoding);
+        let (coding, rep) = preferred
             .into_iter()
             .flatten()
             .find_map(|c| resolved.sibling(c).map(|r| (Some(c), r)))
@@ -71,7 +75,26 @@ impl ServeDir {
         });
         let changed = current.is_some();
         let rep = current.as_ref().unwrap_or(rep);
-        (self.answer_with(req, head, resolved, coding, rep), changed)
+        // RFC 9110 §12.5.5: the answer varies with Accept-Encoding whenever a sibling exists or
+        // the file could be compressed on the fly, whether or not that happens this time.
+        let mut vary = resolved.has_siblings();
+        // No sibling chosen: compress on the fly with the best acceptable enabled coding.
+        let compressed = match (&self.compress, coding) {
+            (Some(z), None) if resolved.compressible && z.fits(rep.len) => {
+                vary = true;
+                preferred
+                    .into_iter()
+                    .flatten()
+                    .find(|&c| z.settings.level_of(c).is_some())
+                    .and_then(|c| Some((c, z.representation(&resolved.real, rep, c)?)))
+            }
+            _ => None,
+        };
+        let (coding, rep) = match &compressed {
+            Some((c, r)) => (Some(*c), r),
+            None => (coding, rep),
+        };
+        (self.answer_with(req, head, resolved, coding, rep, vary), changed)
     }
 
     fn answer_with(
@@ -81,15 +104,14 @@ impl ServeDir {
         resolved: &Resolved,
         coding: Option<Coding>,
         rep: &Repr,
+        vary: bool,
     ) -> FileReply {
         let len = rep.len;
 
         let mut r = FileReply::new(200);
         r.validators = Some(rep.validators.clone());
         r.cache_control = self.cache_control.clone();
-        // RFC 9110 §12.5.5: the answer varies with Accept-Encoding whenever a sibling exists,
-        // whether or not it was chosen this time.
-        r.vary_accept_encoding = resolved.has_siblings();
+        r.vary_accept_encoding = vary;
         r.accept_ranges = true;
 
         let conditions = Conditions {

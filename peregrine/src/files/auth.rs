@@ -1,6 +1,7 @@
 //! HTTP Basic authentication (RFC 7617) for [`ServeDir`](super::ServeDir).
 
 use std::fmt;
+#[cfg(feature = "bcrypt")]
 use std::sync::{Arc, OnceLock};
 
 use http::HeaderValue;
@@ -151,6 +152,7 @@ impl BasicAuth {
     }
 }
 
+#[cfg(feature = "bcrypt")]
 fn is_bcrypt_hash(h: &str) -> bool {
     let b = h.as_bytes();
     b.len() == 60

@@ -40,15 +40,23 @@
 //! - **Directories**: `/dir` redirects with 301 to `dir/` (a relative `Location`, so it works
 //!   wherever the handler is mounted); `/dir/` serves `dir/index.html` if present, else an
 //!   HTML listing, or 403 when listings are disabled.
-//! - **Methods**: GET and HEAD (same headers, no body); anything else is 405 with
-//!   `Allow: GET, HEAD` (RFC 9110 §15.5.6).
+//! - **Methods**: GET and HEAD (same headers, no body); OPTIONS on a file or directory is 204
+//!   with `Allow: GET, HEAD, OPTIONS` (RFC 9110 §9.3.7); anything else is 405 with that
+//!   `Allow` (RFC 9110 §15.5.6).
 //! - **Validators**: a strong ETag and Last-Modified on every file; preconditions evaluated in
 //!   the order of RFC 9110 §13.2.2 (412 for If-Match / If-Unmodified-Since, 304 for
 //!   If-None-Match / If-Modified-Since).
 //! - **Ranges**: one `bytes` range → 206, unsatisfiable → 416, several → the whole file (200);
 //!   If-Range honoured; `Accept-Ranges: bytes` always.
-//! - **Precompressed siblings**: `NAME.br` / `NAME.gz` served with `Content-Encoding` when
-//!   Accept-Encoding allows; `Vary: Accept-Encoding` whenever a sibling exists.
+//! - **Precompressed siblings**: `NAME.br` / `NAME.zst` / `NAME.gz` served with
+//!   `Content-Encoding` when Accept-Encoding allows; `Vary: Accept-Encoding` whenever a
+//!   sibling exists.
+//! - **Compression on the fly** ([`ServeDir::compression`], off by default): compressible
+//!   files without a matching sibling, compressed once per version and coding and cached;
+//!   see [`Compression`] for the size window, the ETags and ranges.
+//! - **Options**: header fields on every answer ([`ServeDir::header`]), CORS ([`Cors`]),
+//!   Basic authentication ([`BasicAuth`]), the single-page-app fallback ([`ServeDir::spa`]),
+//!   a custom 404 page ([`ServeDir::not_found_page`]).
 //!
 //! # Blocking
 //! [`ServeDir::respond`] makes blocking file-system calls (`open`, `fstat`, `readlink`, and for
@@ -58,6 +66,7 @@
 mod answer;
 mod auth;
 mod cache;
+mod compress;
 mod conditional;
 mod content_type;
 mod cors;
@@ -84,6 +93,7 @@ use resolve::{OpenError, Opened, PathError};
 
 pub use crate::body::FileSpan;
 pub use auth::{AuthError, BasicAuth};
+pub use compress::Compression;
 pub use cors::Cors;
 pub use encoding::Coding;
 pub use reply::{FileBody, FileReply};
@@ -184,6 +194,7 @@ pub struct ServeDir {
     auth: Option<Arc<BasicAuth>>,
     spa: bool,
     not_found_page: Option<Arc<NotFoundPage>>,
+    compress: Option<Arc<compress::Compressor>>,
 }
 
 /// Resolutions kept by the open-file cache at most (see [`ServeDir::cache_ttl`]).
@@ -215,6 +226,7 @@ impl ServeDir {
             auth: None,
             spa: false,
             not_found_page: None,
+            compress: None,
         })
     }
 
@@ -329,6 +341,13 @@ impl ServeDir {
     pub fn not_found_page(mut self, file: impl AsRef<Path>) -> io::Result<ServeDir> {
         self.not_found_page = Some(Arc::new(NotFoundPage::read(file.as_ref())?));
         Ok(self)
+    }
+
+    /// Compresses compressible files on the fly as `settings` say (see [`Compression`];
+    /// default off: only precompressed siblings).
+    pub fn compression(mut self, settings: Compression) -> ServeDir {
+        self.compress = settings.is_on().then(|| compress::Compressor::new(settings));
+        self
     }
 
     /// The canonical root directory.
