@@ -1,7 +1,8 @@
 //! [`ServeDir`] as a server [`Handler`]: a request in, a streamed [`Response`] out.
 
-use std::future::{Ready, ready};
-use std::task::Poll;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use http::StatusCode;
 
@@ -26,13 +27,56 @@ const FIELDS: [&str; 12] = [
 
 impl Handler for ServeDir {
     type Output = Response;
-    type Future = Ready<Response>;
+    type Future = ServeFuture;
 
     /// Answers for the request's path. The decision runs here, on the worker thread (its
     /// file-system calls block briefly; see the module docs), and file bodies are read chunk by
-    /// chunk as the connection sends them.
-    fn call(&self, req: Request) -> Ready<Response> {
-        ready(self.serve(&req))
+    /// chunk as the connection sends them. Reading a directory for a listing that is not
+    /// cached goes to tokio's blocking pool instead, so a huge directory does not stall the
+    /// worker's other connections.
+    fn call(&self, req: Request) -> ServeFuture {
+        let path = req.path().as_bytes();
+        let reply = self.with_file_request(&req, path, |fr| self.respond_on_worker(fr));
+        match (reply, tokio::runtime::Handle::try_current()) {
+            (Some(reply), _) => ServeFuture(Inner::Ready(Some(reply.into_response()))),
+            (None, Ok(rt)) => {
+                let files = self.clone();
+                ServeFuture(Inner::Blocking(rt.spawn_blocking(move || files.serve(&req))))
+            }
+            // No runtime to hand the work to: do it here.
+            (None, Err(_)) => ServeFuture(Inner::Ready(Some(self.serve(&req)))),
+        }
+    }
+}
+
+/// The future of [`ServeDir`]'s [`Handler::call`]: ready at once, or waiting for a directory
+/// to be read on the blocking pool.
+#[derive(Debug)]
+pub struct ServeFuture(Inner);
+
+// The large variant is the usual one (as `Ready<Response>` was); boxing it would allocate on
+// every request to spare the rare listing build a few hundred bytes.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Inner {
+    Ready(Option<Response>),
+    Blocking(tokio::task::JoinHandle<Response>),
+}
+
+impl Future for ServeFuture {
+    type Output = Response;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        match &mut self.0 {
+            Inner::Ready(r) => Poll::Ready(r.take().unwrap_or_else(|| {
+                Response::with_status(StatusCode::INTERNAL_SERVER_ERROR, Body::empty())
+            })),
+            Inner::Blocking(task) => Pin::new(task).poll(cx).map(|done| {
+                done.unwrap_or_else(|_| {
+                    Response::with_status(StatusCode::INTERNAL_SERVER_ERROR, Body::empty())
+                })
+            }),
+        }
     }
 }
 
@@ -66,6 +110,16 @@ impl ServeDir {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn serve_path(&self, req: &Request, path: &[u8]) -> Response {
+        self.with_file_request(req, path, |fr| self.respond(fr)).into_response()
+    }
+
+    /// Calls `f` with the [`FileRequest`] for `path` and the fields of `req`.
+    fn with_file_request<R>(
+        &self,
+        req: &Request,
+        path: &[u8],
+        f: impl FnOnce(&FileRequest<'_>) -> R,
+    ) -> R {
         // One pass over the fields. RFC 9110 §5.3: a field sent on several lines is one
         // comma-separated list; join such values (rare, so the allocation is too).
         let mut first: [Option<&[u8]>; FIELDS.len()] = [None; FIELDS.len()];
@@ -101,7 +155,7 @@ impl ServeDir {
             access_control_request_headers: field(11),
             query: Some(req.query().unwrap_or_default().as_bytes()),
         };
-        self.respond(&file_req).into_response()
+        f(&file_req)
     }
 }
 

@@ -96,6 +96,7 @@ pub use auth::{AuthError, BasicAuth};
 pub use compress::Compression;
 pub use cors::Cors;
 pub use encoding::Coding;
+pub use handler::ServeFuture;
 pub use reply::{FileBody, FileReply};
 
 /// The parts of a request the static-file decision reads.
@@ -195,6 +196,7 @@ pub struct ServeDir {
     spa: bool,
     not_found_page: Option<Arc<NotFoundPage>>,
     compress: Option<Arc<compress::Compressor>>,
+    listings: Arc<listing::Listings>,
 }
 
 /// Resolutions kept by the open-file cache at most (see [`ServeDir::cache_ttl`]).
@@ -227,6 +229,7 @@ impl ServeDir {
             spa: false,
             not_found_page: None,
             compress: None,
+            listings: Arc::default(),
         })
     }
 
@@ -358,6 +361,7 @@ impl ServeDir {
     /// A configuration change may change resolutions: start from an empty cache.
     fn reset_cache(mut self) -> ServeDir {
         self.cache = self.cache.as_ref().map(|c| Arc::new(c.emptied()));
+        self.listings = Arc::default();
         self
     }
 
@@ -370,7 +374,21 @@ impl ServeDir {
     /// `index.html`, then to the custom page. Configured fields and CORS fields are added to
     /// whatever the answer is.
     pub fn respond(&self, req: &FileRequest<'_>) -> FileReply {
-        let mut reply = self.decide(req);
+        let ctx = Ctx { may_block: true, probe: false };
+        self.respond_in(req, ctx).unwrap_or_else(|| FileReply::text(500, "500\n", false))
+    }
+
+    /// As [`ServeDir::respond`], but `None` when answering needs a slow step (reading a
+    /// directory for its listing): the caller then answers on a thread where blocking is fine.
+    pub(crate) fn respond_on_worker(&self, req: &FileRequest<'_>) -> Option<FileReply> {
+        self.respond_in(req, Ctx { may_block: false, probe: false })
+    }
+
+    fn respond_in(&self, req: &FileRequest<'_>, ctx: Ctx) -> Option<FileReply> {
+        let mut reply = self.decide(req, ctx);
+        if reply.deferred {
+            return None;
+        }
         if let Some(cors) = &self.cors {
             if reply.status != 204 || reply.more.is_empty() {
                 cors.simple(req.origin, &mut reply.more);
@@ -378,10 +396,10 @@ impl ServeDir {
             reply.vary_origin = cors.varies();
         }
         reply.extra = self.headers.clone();
-        reply
+        Some(reply)
     }
 
-    fn decide(&self, req: &FileRequest<'_>) -> FileReply {
+    fn decide(&self, req: &FileRequest<'_>, ctx: Ctx) -> FileReply {
         // Fetch §4.8: a preflight is an OPTIONS with Origin and Access-Control-Request-Method.
         if let (Method::Options, Some(cors), Some(_)) =
             (req.method, &self.cors, req.access_control_request_method)
@@ -409,7 +427,7 @@ impl ServeDir {
                 // exists answers 204 with Allow (no content, so no Content-Length either).
                 let probe =
                     FileRequest { query: Some(b""), ..FileRequest::new(Method::Head, req.path) };
-                let r = self.lookup(&probe, true);
+                let r = self.lookup(&probe, true, Ctx { probe: true, ..ctx });
                 if r.status >= 300 {
                     return r;
                 }
@@ -424,13 +442,13 @@ impl ServeDir {
                 return r;
             }
         }
-        let reply = self.lookup(req, head);
+        let reply = self.lookup(req, head, ctx);
         if reply.status != 404 {
             return reply;
         }
         if self.spa && fallback::accepts_html(req.accept) {
             let index = FileRequest { path: b"/index.html", query: Some(b""), ..*req };
-            let r = self.lookup(&index, head);
+            let r = self.lookup(&index, head, ctx);
             if r.status != 404 {
                 return r;
             }
@@ -442,7 +460,7 @@ impl ServeDir {
     }
 
     /// The answer for the path alone: a file, a redirect, a listing, or an error.
-    fn lookup(&self, req: &FileRequest<'_>, head: bool) -> FileReply {
+    fn lookup(&self, req: &FileRequest<'_>, head: bool, ctx: Ctx) -> FileReply {
         let raw = req.path.split(|&b| b == b'?').next().unwrap_or_default();
         let now = self.cache.as_ref().map(|_| Instant::now());
         if let (Some(cache), Some(now)) = (&self.cache, now) {
@@ -459,7 +477,7 @@ impl ServeDir {
             Err(PathError::BadRequest) => return FileReply::text(400, "400 Bad Request\n", head),
             Err(PathError::NotFound) => return not_found(head),
         };
-        let full = self.root.join(&path.rel);
+        let full = self.root.join(path.rel_path());
         let opened = match resolve::open_beneath(&self.root, &full, self.hide_dotfiles) {
             Ok(o) => o,
             Err(e) => return open_error(e, head),
@@ -482,7 +500,13 @@ impl ServeDir {
             let index = full.join("index.html");
             match resolve::open_beneath(&self.root, &index, self.hide_dotfiles) {
                 Ok(o) if o.meta.is_file() => self.resolve_file(&index, o),
-                _ => return self.directory(head, &path.rel, &opened),
+                _ => {
+                    let query = req.query.unwrap_or_else(|| {
+                        let at = req.path.iter().position(|&b| b == b'?');
+                        at.map_or(&b""[..], |i| &req.path[i + 1..])
+                    });
+                    return self.directory(head, &path.rel, &opened, query, ctx);
+                }
             }
         };
         let resolved = Arc::new(resolved);
@@ -494,20 +518,50 @@ impl ServeDir {
     }
 
     /// The listing of a directory without `index.html`, or 403 when listings are off.
-    fn directory(&self, head: bool, rel: &str, opened: &Opened) -> FileReply {
+    fn directory(
+        &self,
+        head: bool,
+        rel: &[u8],
+        opened: &Opened,
+        query: &[u8],
+        ctx: Ctx,
+    ) -> FileReply {
         if !self.listing {
             return FileReply::text(403, "403 Forbidden\n", head);
         }
-        let shown = if rel.is_empty() { "/".to_owned() } else { format!("/{rel}/") };
-        match listing::render(&opened.real, &self.root, &shown, self.hide_dotfiles) {
-            Ok(html) => {
+        if ctx.probe {
+            return FileReply::new(200);
+        }
+        let mut shown = String::from("/");
+        for seg in rel.split(|&b| b == b'/').filter(|s| !s.is_empty()) {
+            listing::display_name(seg, &mut shown);
+            shown.push('/');
+        }
+        let dir = listing::Dir {
+            real: &opened.real,
+            root: &self.root,
+            hide_dotfiles: self.hide_dotfiles,
+            modified: opened.meta.modified().ok(),
+            shown: &shown,
+        };
+        match self.listings.page(&dir, query, ctx.may_block) {
+            Ok(Some((body, json))) => {
                 let mut r = FileReply::new(200);
-                r.content_type = Some(HeaderValue::from_static("text/html; charset=utf-8"));
-                r.content_length = Some(html.len() as u64);
+                r.content_type = Some(HeaderValue::from_static(if json {
+                    "application/json"
+                } else {
+                    "text/html; charset=utf-8"
+                }));
+                r.content_length = Some(body.len() as u64);
                 r.cache_control = self.cache_control.clone();
                 if !head {
-                    r.body = FileBody::Bytes(html);
+                    r.body = FileBody::Bytes(body);
                 }
+                r
+            }
+            Ok(None) => {
+                let mut r = FileReply::new(200);
+                r.deferred = true;
                 r
             }
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
@@ -516,6 +570,15 @@ impl ServeDir {
             Err(_) => not_found(head),
         }
     }
+}
+
+/// How far answering may go on the calling thread.
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    /// Whether a slow step (reading a directory) may run here.
+    may_block: bool,
+    /// Only whether the resource exists matters (OPTIONS): no listing is built.
+    probe: bool,
 }
 
 fn not_found(head: bool) -> FileReply {

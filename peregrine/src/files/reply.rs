@@ -44,6 +44,8 @@ pub struct FileReply {
     pub(crate) more: Vec<(HeaderName, HeaderValue)>,
     /// Fields configured for every answer ([`ServeDir::header`](super::ServeDir::header)).
     pub(crate) extra: Option<Arc<[(HeaderName, HeaderValue)]>>,
+    /// Not an answer: a slow step is needed first (see `ServeDir::respond_on_worker`).
+    pub(crate) deferred: bool,
     pub(crate) body: FileBody,
 }
 
@@ -64,6 +66,7 @@ impl FileReply {
             vary_origin: false,
             more: Vec::new(),
             extra: None,
+            deferred: false,
             body: FileBody::Empty,
         }
     }

@@ -266,7 +266,12 @@ fn directories_redirect_index_listing() {
         assert!(!html.contains("leak.txt"), "{html}");
         assert!(html.contains("<a href=\"../\">"), "{html}");
         // Sizes shown; directories first, then files by name.
-        assert!(html.contains("<a href=\"./a.txt\">a.txt</a></td><td>1</td>"), "{html}");
+        assert!(
+            html.contains(
+                "<a href=\"./a.txt\">a.txt</a></td><td class=\"n\" title=\"1 bytes\">1 B</td>"
+            ),
+            "{html}"
+        );
         let (sub, a, script) = (
             html.find("./sub/").unwrap(),
             html.find("./a.txt").unwrap(),
@@ -278,7 +283,8 @@ fn directories_redirect_index_listing() {
         let root = String::from_utf8(body(files.respond(&get(b"/")))).unwrap();
         assert!(!root.contains("href=\"../\""), "{root}");
         for hidden in [".env", ".git", "out.txt", "outdir", "visible", "slash", "back"] {
-            assert!(!root.contains(hidden), "{hidden} in {root}");
+            assert!(!root.contains(&format!(">{hidden}")), "{hidden} in {root}");
+            assert!(!root.contains(&format!("./{hidden}")), "{hidden} in {root}");
         }
         assert!(root.contains("./link.txt"), "{root}");
 
