@@ -74,8 +74,10 @@ mod encoding;
 mod fallback;
 mod handler;
 mod listing;
+mod options;
 mod range;
 mod reply;
+mod request;
 mod resolve;
 mod text;
 
@@ -98,77 +100,7 @@ pub use cors::Cors;
 pub use encoding::Coding;
 pub use handler::ServeFuture;
 pub use reply::{FileBody, FileReply};
-
-/// The parts of a request the static-file decision reads.
-///
-/// Header values are the raw field values; when a field was sent several times, join the
-/// values with `", "` (RFC 9110 §5.3) before handing them over.
-#[derive(Clone, Copy, Debug)]
-pub struct FileRequest<'a> {
-    /// The request method; only GET and HEAD are served.
-    pub method: Method,
-    /// The path beneath the root, still percent-encoded, without the query (e.g. `/a%20b.txt`;
-    /// the leading slash is optional, so a router's catch-all capture `a%20b.txt` works too).
-    /// Anything from a `?` on is ignored.
-    pub path: &'a [u8],
-    /// `If-Match` (RFC 9110 §13.1.1).
-    pub if_match: Option<&'a [u8]>,
-    /// `If-None-Match` (RFC 9110 §13.1.2).
-    pub if_none_match: Option<&'a [u8]>,
-    /// `If-Modified-Since` (RFC 9110 §13.1.3).
-    pub if_modified_since: Option<&'a [u8]>,
-    /// `If-Unmodified-Since` (RFC 9110 §13.1.4).
-    pub if_unmodified_since: Option<&'a [u8]>,
-    /// `Range` (RFC 9110 §14.2).
-    pub range: Option<&'a [u8]>,
-    /// `If-Range` (RFC 9110 §13.1.5).
-    pub if_range: Option<&'a [u8]>,
-    /// `Accept-Encoding` (RFC 9110 §12.5.3).
-    pub accept_encoding: Option<&'a [u8]>,
-    /// `Accept` (RFC 9110 §12.5.1): with [`ServeDir::spa`], whether the client wants HTML.
-    pub accept: Option<&'a [u8]>,
-    /// `Authorization` (RFC 9110 §11.6.2), for [`ServeDir::basic_auth`].
-    pub authorization: Option<&'a [u8]>,
-    /// `Origin` (RFC 6454 §7), for [`ServeDir::cors`].
-    pub origin: Option<&'a [u8]>,
-    /// `Access-Control-Request-Method` (Fetch §3.2.2): an `OPTIONS` with it is a preflight.
-    pub access_control_request_method: Option<&'a [u8]>,
-    /// `Access-Control-Request-Headers` (Fetch §3.2.2).
-    pub access_control_request_headers: Option<&'a [u8]>,
-    /// The query (after `?`, without it), which directory listings read (`sort`, `order`,
-    /// `page`, `format`). When `None`, whatever follows a `?` in `path` is used.
-    pub query: Option<&'a [u8]>,
-}
-
-impl<'a> FileRequest<'a> {
-    /// A request with no conditional, range or encoding headers.
-    ///
-    /// # Examples
-    /// ```
-    /// use peregrine::{Method, files::FileRequest};
-    /// let req = FileRequest { range: Some(b"bytes=0-9"), ..FileRequest::new(Method::Get, b"/a.bin") };
-    /// assert_eq!(req.path, b"/a.bin");
-    /// ```
-    pub fn new(method: Method, path: &'a [u8]) -> FileRequest<'a> {
-        FileRequest {
-            method,
-            path,
-            if_match: None,
-            if_none_match: None,
-            if_modified_since: None,
-            if_unmodified_since: None,
-            range: None,
-            if_range: None,
-            accept_encoding: None,
-            accept: None,
-            authorization: None,
-            origin: None,
-            access_control_request_method: None,
-            access_control_request_headers: None,
-            query: None,
-        }
-    }
-}
+pub use request::FileRequest;
 
 /// Serves the files beneath one directory.
 ///
@@ -272,84 +204,6 @@ impl ServeDir {
     pub fn cache_ttl(mut self, ttl: Option<Duration>) -> ServeDir {
         self.cache =
             ttl.filter(|t| !t.is_zero()).map(|t| Arc::new(FileCache::new(t, CACHE_ENTRIES)));
-        self
-    }
-
-    /// Adds a header field to every answer (files, listings, redirects, errors), after the
-    /// fields the answer has of its own. Call once per field.
-    ///
-    /// # Examples
-    /// ```
-    /// use http::{HeaderName, HeaderValue};
-    /// use peregrine::{Method, files::{FileRequest, ServeDir}};
-    /// let files = ServeDir::new(std::env::temp_dir())?.header(
-    ///     HeaderName::from_static("x-content-type-options"),
-    ///     HeaderValue::from_static("nosniff"),
-    /// );
-    /// let reply = files.respond(&FileRequest::new(Method::Get, b"/no-such-file"));
-    /// assert_eq!(reply.header("x-content-type-options").unwrap(), "nosniff");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> ServeDir {
-        let mut all: Vec<_> = self.headers.as_deref().unwrap_or_default().to_vec();
-        all.push((name, value));
-        self.headers = Some(all.into());
-        self
-    }
-
-    /// Answers cross-origin requests as `cors` says (see [`Cors`]; default: no CORS fields).
-    pub fn cors(mut self, cors: Cors) -> ServeDir {
-        self.cors = Some(Arc::new(cors));
-        self
-    }
-
-    /// Requires HTTP Basic credentials on every request but CORS preflights (see
-    /// [`BasicAuth`]; default: none).
-    pub fn basic_auth(mut self, auth: BasicAuth) -> ServeDir {
-        self.auth = Some(Arc::new(auth));
-        self
-    }
-
-    /// Single-page-application fallback (default off): a GET or HEAD for a path that does
-    /// not exist, from a client whose `Accept` lists `text/html` (a browser navigating), gets
-    /// the root's `index.html` with 200 so a client-side router can take over. Requests for
-    /// assets (scripts, images and `fetch()` send other `Accept` values) still get 404.
-    ///
-    /// # Examples
-    /// ```
-    /// use peregrine::{Method, files::{FileRequest, ServeDir}};
-    /// let dir = std::env::temp_dir().join(format!("peregrine-spa-doc-{}", std::process::id()));
-    /// std::fs::create_dir_all(&dir)?;
-    /// std::fs::write(dir.join("index.html"), "<div id=app>")?;
-    /// let files = ServeDir::new(&dir)?.spa(true);
-    /// let page = FileRequest {
-    ///     accept: Some(b"text/html,application/xhtml+xml,*/*;q=0.8"),
-    ///     ..FileRequest::new(Method::Get, b"/users/7")
-    /// };
-    /// assert_eq!(files.respond(&page).status(), 200);
-    /// assert_eq!(files.respond(&FileRequest::new(Method::Get, b"/app.js")).status(), 404);
-    /// # std::fs::remove_dir_all(&dir)?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn spa(mut self, on: bool) -> ServeDir {
-        self.spa = on;
-        self
-    }
-
-    /// Answers 404 with the contents of `file` (read now, and kept; its type from its name)
-    /// instead of a short text.
-    ///
-    /// # Errors
-    /// The error of reading `file`.
-    pub fn not_found_page(mut self, file: impl AsRef<Path>) -> io::Result<ServeDir> {
-        self.not_found_page = Some(Arc::new(NotFoundPage::read(file.as_ref())?));
-        Ok(self)
-    }
-
-    /// Compresses compressible files on the fly as `settings` say (see [`Compression`];
-    /// default off: only precompressed siblings).
-    pub fn compression(mut self, settings: Compression) -> ServeDir {
-        self.compress = settings.is_on().then(|| compress::Compressor::new(settings));
         self
     }
 
