@@ -25,6 +25,24 @@ const FIELDS: [&str; 12] = [
     "access-control-request-headers",
 ];
 
+/// The position of `name` in [`FIELDS`]: candidates by length first, so a request's other
+/// fields cost one comparison of lengths (most names differ in length).
+fn field_index(name: &str) -> Option<usize> {
+    let candidates: &[usize] = match name.len() {
+        5 => &[4],
+        6 => &[7, 9],
+        8 => &[0, 5],
+        13 => &[1, 8],
+        15 => &[6],
+        17 => &[2],
+        19 => &[3],
+        29 => &[10],
+        30 => &[11],
+        _ => return None,
+    };
+    candidates.iter().copied().find(|&i| FIELDS[i].eq_ignore_ascii_case(name))
+}
+
 impl Handler for ServeDir {
     type Output = Response;
     type Future = ServeFuture;
@@ -37,14 +55,23 @@ impl Handler for ServeDir {
     fn call(&self, req: Request) -> ServeFuture {
         let path = req.path().as_bytes();
         let reply = self.with_file_request(&req, path, |fr| self.respond_on_worker(fr));
-        match (reply, tokio::runtime::Handle::try_current()) {
-            (Some(reply), _) => ServeFuture(Inner::Ready(Some(reply.into_response()))),
-            (None, Ok(rt)) => {
+        if !reply.deferred {
+            return ServeFuture(Inner::Ready(Some(reply.into_response())));
+        }
+        self.off_the_worker(req)
+    }
+}
+
+impl ServeDir {
+    /// Answers `req` on tokio's blocking pool (or here, without a runtime to hand it to).
+    #[cold]
+    fn off_the_worker(&self, req: Request) -> ServeFuture {
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
                 let files = self.clone();
                 ServeFuture(Inner::Blocking(rt.spawn_blocking(move || files.serve(&req))))
             }
-            // No runtime to hand the work to: do it here.
-            (None, Err(_)) => ServeFuture(Inner::Ready(Some(self.serve(&req)))),
+            Err(_) => ServeFuture(Inner::Ready(Some(self.serve(&req)))),
         }
     }
 }
@@ -66,6 +93,7 @@ enum Inner {
 impl Future for ServeFuture {
     type Output = Response;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
         match &mut self.0 {
             Inner::Ready(r) => Poll::Ready(r.take().unwrap_or_else(|| {
@@ -123,21 +151,27 @@ impl ServeDir {
         // One pass over the fields. RFC 9110 §5.3: a field sent on several lines is one
         // comma-separated list; join such values (rare, so the allocation is too).
         let mut first: [Option<&[u8]>; FIELDS.len()] = [None; FIELDS.len()];
-        let mut joined: [Option<Vec<u8>>; FIELDS.len()] = Default::default();
+        // Fields sent on several lines, joined (rare: empty, so nothing to allocate or drop).
+        let mut joined: Vec<(usize, Vec<u8>)> = Vec::new();
         for (name, value) in req.headers().iter() {
-            let Some(i) = FIELDS.iter().position(|f| f.eq_ignore_ascii_case(name)) else {
+            let Some(i) = field_index(name) else {
                 continue;
             };
-            match (&first[i], &mut joined[i]) {
+            match (first[i], joined.iter_mut().find(|(j, _)| *j == i)) {
                 (None, _) => first[i] = Some(value),
-                (Some(v), slot @ None) => *slot = Some([v, &b", "[..], value].concat()),
-                (Some(_), Some(j)) => {
+                (Some(v), None) => joined.push((i, [v, &b", "[..], value].concat())),
+                (Some(_), Some((_, j))) => {
                     j.extend_from_slice(b", ");
                     j.extend_from_slice(value);
                 }
             }
         }
-        let field = |i: usize| joined[i].as_deref().or(first[i]);
+        let field = |i: usize| {
+            if joined.is_empty() {
+                return first[i];
+            }
+            joined.iter().find(|(j, _)| *j == i).map(|(_, v)| v.as_slice()).or(first[i])
+        };
         let file_req = FileRequest {
             method: req.method(),
             path,
@@ -194,6 +228,17 @@ impl From<FileReply> for Response {
 mod tests {
     use super::*;
     use crate::Method;
+
+    #[test]
+    fn every_field_is_found_by_its_length() {
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert_eq!(field_index(f), Some(i), "{f}");
+            assert_eq!(field_index(&f.to_ascii_uppercase()), Some(i), "{f}");
+        }
+        for other in ["host", "user-agent", "x-if-match", "cookie", "content-length", ""] {
+            assert_eq!(field_index(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn repeated_fields_are_joined_rfc9110_5_3() {

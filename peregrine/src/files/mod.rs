@@ -228,20 +228,23 @@ impl ServeDir {
     /// `index.html`, then to the custom page. Configured fields and CORS fields are added to
     /// whatever the answer is.
     pub fn respond(&self, req: &FileRequest<'_>) -> FileReply {
-        let ctx = Ctx { may_block: true, probe: false };
-        self.respond_in(req, ctx).unwrap_or_else(|| FileReply::text(500, "500\n", false))
+        // With `may_block`, nothing is deferred.
+        self.respond_in(req, Ctx { may_block: true, probe: false })
     }
 
-    /// As [`ServeDir::respond`], but `None` when answering needs a slow step (reading a
-    /// directory for its listing): the caller then answers on a thread where blocking is fine.
-    pub(crate) fn respond_on_worker(&self, req: &FileRequest<'_>) -> Option<FileReply> {
+    /// As [`ServeDir::respond`], but the answer is marked `deferred` when it needs a slow step
+    /// (reading a directory for its listing): the caller then answers again on a thread where
+    /// blocking is fine.
+    #[inline]
+    pub(crate) fn respond_on_worker(&self, req: &FileRequest<'_>) -> FileReply {
         self.respond_in(req, Ctx { may_block: false, probe: false })
     }
 
-    fn respond_in(&self, req: &FileRequest<'_>, ctx: Ctx) -> Option<FileReply> {
+    #[inline]
+    fn respond_in(&self, req: &FileRequest<'_>, ctx: Ctx) -> FileReply {
         let mut reply = self.decide(req, ctx);
         if reply.deferred {
-            return None;
+            return reply;
         }
         if let Some(cors) = &self.cors {
             if reply.status != 204 || reply.more.is_empty() {
@@ -249,10 +252,15 @@ impl ServeDir {
             }
             reply.vary_origin = cors.varies();
         }
-        reply.extra = self.headers.clone();
-        Some(reply)
+        if self.headers.is_some() {
+            reply.extra = self.headers.clone();
+        }
+        reply
     }
 
+    // Inlined into `respond_in`: the answer is built in place instead of copied (~250 bytes,
+    // twice per request: measured with callgrind on the small-file benchmark).
+    #[inline(always)]
     fn decide(&self, req: &FileRequest<'_>, ctx: Ctx) -> FileReply {
         // Fetch §4.8: a preflight is an OPTIONS with Origin and Access-Control-Request-Method.
         if let (Method::Options, Some(cors), Some(_)) =

@@ -65,13 +65,13 @@ pub struct Compression {
 }
 
 impl Default for Compression {
-    /// Brotli 5, zstd 3, gzip 6 (each where its feature is on); files from 512 bytes to
+    /// Brotli 5, zstd 3, gzip 6 (each where its feature is on); files from 1 KiB to
     /// 4 MiB; a 64 MiB cache.
     fn default() -> Compression {
         let on = |c: Coding, level: u32| encode::available(c).then_some(level);
         Compression {
             levels: [on(Coding::Brotli, 5), on(Coding::Zstd, 3), on(Coding::Gzip, 6)],
-            min_size: 512,
+            min_size: 1024,
             max_size: 4 << 20,
             cache_bytes: 64 << 20,
         }
@@ -94,8 +94,9 @@ impl Compression {
         self
     }
 
-    /// Files smaller than this are sent as they are (default 512 bytes: below that the
-    /// coding's own overhead eats most of the gain).
+    /// Files smaller than this are sent as they are (default 1 KiB: a smaller response fits
+    /// in one TCP segment either way, so compressing saves no round trip, while the answer
+    /// would have to carry `Vary: Accept-Encoding` and a cache would keep two copies).
     pub fn min_size(mut self, bytes: u64) -> Compression {
         self.min_size = bytes;
         self
