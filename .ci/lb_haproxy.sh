@@ -20,7 +20,7 @@ PORT_B=${PORT_B:-18612}
 STATS=${STATS:-18613}
 CONNS=${CONNS:-16}
 DURATION=${DURATION:-6}
-GRACE=${GRACE:-2}
+GRACE=${GRACE:-2s}
 
 apt_install() {
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "$@" >/dev/null
@@ -128,7 +128,7 @@ fi
 for _ in $(seq 100); do kill -0 "$(cat "$tmp/a.pid")" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$(cat "$tmp/a.pid")" 2>/dev/null; then echo "a did not exit after its drain" >&2; exit 1; fi
 wait "$(cat "$tmp/a.pid")" || { echo "a exited with status $?" >&2; exit 1; }
-grep -q "GET /healthz 503" "$tmp/a.log" || { echo "a never answered a health check with 503" >&2; exit 1; }
+grep -qE '"GET /healthz HTTP/1\.[01]" 503 ' "$tmp/a.log" || { echo "a never answered a health check with 503" >&2; exit 1; }
 echo "a drained and exited 0; its health check answered 503 during the drain"
 
 start a "$PORT_A"
@@ -145,9 +145,10 @@ echo "b killed: $FAILED failed, at most the $CONNS that can be in flight on it"
 
 # The client's address in the access log: wrk's 127.0.0.1, never HAProxy's 127.0.0.2 (which
 # its health checks, PROXY LOCAL, do show).
-client=$(grep -c " 127.0.0.1 GET / 200 " "$tmp/a.log" || true)
-proxy=$(grep -c " 127.0.0.2 GET / " "$tmp/a.log" || true)
-checks=$(grep -c " 127.0.0.2 GET /healthz " "$tmp/a.log" || true)
+# Lines in the combined format: `ADDRESS - - [date] "GET / HTTP/1.1" 200 ...`.
+client=$(grep -c '^127\.0\.0\.1 .*"GET / HTTP/1\.1" 200 ' "$tmp/a.log" || true)
+proxy=$(grep -c '^127\.0\.0\.2 .*"GET / HTTP' "$tmp/a.log" || true)
+checks=$(grep -c '^127\.0\.0\.2 .*"GET /healthz ' "$tmp/a.log" || true)
 echo "access log of a: $client requests from the client 127.0.0.1, $proxy from HAProxy's 127.0.0.2, $checks health checks from 127.0.0.2"
 [ "$client" -gt 0 ] && [ "$proxy" -eq 0 ] && [ "$checks" -gt 0 ] || { echo "wrong addresses in the access log" >&2; exit 1; }
 # A direct connection from an untrusted address is closed unserved.

@@ -5,14 +5,19 @@ Sends N GET /plaintext requests over C keep-alive connections, either one at a t
 connection (mode a) or DEPTH pipelined per write (mode b), and checks every response.
 
 usage: load.py HOST PORT MODE N [C] [DEPTH]      MODE: a | b
+env:   LOAD_TARGET=/plaintext  LOAD_MARK='Hello, World!' (the bytes that end each response
+       body), LOAD_HEADERS='Accept-Encoding: gzip' (extra header lines, separated by '|')
 prints: requests completed
 """
+import os
 import selectors
 import socket
 import sys
 
-REQ = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\n\r\n"
-MARK = b"Hello, World!"
+_extra = "".join(h + "\r\n" for h in os.environ.get("LOAD_HEADERS", "").split("|") if h)
+REQ = ("GET %s HTTP/1.1\r\nHost: localhost\r\n%s\r\n"
+       % (os.environ.get("LOAD_TARGET", "/plaintext"), _extra)).encode()
+MARK = os.environ.get("LOAD_MARK", "Hello, World!").encode()
 
 
 def main():

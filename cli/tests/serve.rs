@@ -95,6 +95,14 @@ impl Served {
         line
     }
 
+    /// Whatever else the server printed on stdout, once it has exited or closed it (reads
+    /// only what is buffered now, without blocking on a live server).
+    fn stdout_rest(&self, out: &mut String) -> std::io::Result<usize> {
+        let buffered = String::from_utf8_lossy(self.stdout.buffer()).into_owned();
+        out.push_str(&buffered);
+        Ok(buffered.len())
+    }
+
     /// Sends SIGTERM and waits for the exit; returns the status and everything on stderr.
     fn terminate(mut self) -> (ExitStatus, String) {
         let pid = self.child.id().to_string();
@@ -195,7 +203,7 @@ impl Client {
             })
             .collect();
         let mut reply = Reply { status, headers, body: Vec::new() };
-        if method == "HEAD" || status == 304 {
+        if method == "HEAD" || method == "OPTIONS" || status == 304 || status == 204 {
             return reply;
         }
         let len: usize = reply.header("content-length").expect("content-length").parse().unwrap();
@@ -238,11 +246,13 @@ fn serves_files_with_types_validators_and_head() {
     assert_eq!((r.status, r.header("location")), (301, Some("site/")));
     assert_eq!(c.get("/site/").body, b"<h1>site</h1>");
 
-    // Only GET and HEAD (RFC 9110 §15.5.6).
-    for m in ["POST", "PUT", "DELETE", "OPTIONS"] {
+    // Only GET, HEAD and OPTIONS (RFC 9110 §15.5.6, §9.3.7).
+    for m in ["POST", "PUT", "DELETE"] {
         let r = c.request(m, "/hello.txt", &[("Content-Length", "0")]);
-        assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")), "{m}");
+        assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD, OPTIONS")), "{m}");
     }
+    let r = c.request("OPTIONS", "/hello.txt", &[]);
+    assert_eq!((r.status, r.header("allow")), (204, Some("GET, HEAD, OPTIONS")));
 
     // Precompressed sibling (RFC 9110 §12.5.3), Content-Type of the original.
     let r = c.request("GET", "/app.js", &[("Accept-Encoding", "br;q=1, gzip;q=0.5")]);
@@ -355,12 +365,12 @@ fn access_log_and_graceful_shutdown() {
     drop(c);
     let (status, log) = s.terminate();
     assert!(status.success(), "{status:?}\n{log}");
-    // One line per request: method, target, status, bytes, duration.
-    let lines: Vec<&str> = log.lines().filter(|l| l.contains(" /")).collect();
+    // The default format is nginx's and Apache's `combined`, one line per request.
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("\"GET /")).collect();
     assert_eq!(lines.len(), 2, "{log}");
-    assert!(lines[0].contains("127.0.0.1 GET /hello.txt 200 12 "), "{log}");
-    assert!(lines[1].contains("GET /missing 404 "), "{log}");
-    assert!(lines.iter().all(|l| l.ends_with('s')), "a duration ends each line: {log}");
+    assert!(lines[0].starts_with("127.0.0.1 - - ["), "{log}");
+    assert!(lines[0].ends_with("\"GET /hello.txt HTTP/1.1\" 200 12 \"-\" \"-\""), "{log}");
+    assert!(lines[1].contains("\"GET /missing HTTP/1.1\" 404 "), "{log}");
 
     // --quiet: no access log.
     let s = Served::start(&t.www, &["--quiet"]);
@@ -459,7 +469,7 @@ fn behind_a_balancer_proxy_health_metrics_and_two_signals() {
         "--metrics",
         "/metrics",
         "--drain-grace",
-        "30",
+        "30s",
     ];
     let s = Served::start(&t.www, &ops);
     let proxied = |header: &str| {
@@ -488,8 +498,14 @@ fn behind_a_balancer_proxy_health_metrics_and_two_signals() {
     let (status, log) = s.terminate();
     assert!(start.elapsed() < Duration::from_secs(5), "the second SIGTERM waited");
     assert!(status.success(), "{status:?}\n{log}");
-    assert!(log.contains("203.0.113.7 GET /hello.txt 200 12 "), "{log}");
-    assert!(log.contains("198.51.100.1 GET /healthz 503 "), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("203.0.113.7 ")
+                && l.contains("\"GET /hello.txt HTTP/1.1\" 200 12 ")),
+        "{log}"
+    );
+    assert!(log.lines().any(|l| l.starts_with("198.51.100.1 ")
+        && l.contains("\"GET /healthz HTTP/1.1\" 503 ")), "{log}");
     assert!(log.contains("draining"), "{log}");
 }
 
@@ -585,8 +601,31 @@ fn help_explains_every_flag_and_default() {
         "--health",
         "--metrics",
         "--drain-grace",
-        "[default: 5]",
+        "[default: 5s]",
+        "--no-http2",
+        "--no-h2c",
+        "--h2-max-streams",
+        "HTTP/2",
         "--reuse-port",
+        "--log-format",
+        "--access-log",
+        "Site:",
+        "--header <NAME: VALUE>",
+        "--cors [<ORIGIN,...>]",
+        "--spa",
+        "--404 <FILE>",
+        "--auth <USER:PASSWORD>",
+        "TLS:",
+        "Limits:",
+        "Logging:",
+        "--max-head-bytes <SIZE>",
+        "[default: 32KiB]",
+        "--header-read-timeout <DURATION>",
+        "[default: 10s]",
+        "[default: 75s]",
+        "--shutdown-timeout",
+        "--tls-handshake-timeout",
+        "[default: combined]",
     ] {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }
@@ -711,4 +750,309 @@ fn https_with_a_self_signed_certificate() {
     let (status, _) = s.terminate();
     assert!(status.success());
     assert!(!Path::new(path).exists(), "{path} left behind");
+}
+
+/// A CLF date as Apache and nginx write it: `[10/Oct/2000:13:55:36 +0000]`.
+fn is_clf_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 28
+        && b[0] == b'['
+        && b[3] == b'/'
+        && b[7] == b'/'
+        && b[12] == b':'
+        && s.ends_with(" +0000]")
+        && s[1..3].bytes().all(|c| c.is_ascii_digit())
+        && ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+            .contains(&&s[4..7])
+}
+
+#[test]
+fn log_formats_common_combined_json() {
+    let t = tree();
+    for format in ["common", "combined", "json"] {
+        let s = Served::start(&t.www, &["--log-format", format]);
+        let mut c = Client::connect(s.addr);
+        let r = c.request(
+            "GET",
+            "/hello.txt?q=1",
+            &[("User-Agent", "tester/1.0 \"quoted\""), ("Referer", "http://r/")],
+        );
+        assert_eq!(r.status, 200);
+        assert_eq!(c.request("HEAD", "/missing", &[]).status, 404);
+        // A request the parser refuses is logged too.
+        let mut raw = TcpStream::connect(s.addr).unwrap();
+        raw.write_all(b"GET /a\x01b HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut sink = Vec::new();
+        raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = raw.read_to_end(&mut sink);
+        drop(c);
+        let (status, log) = s.terminate();
+        assert!(status.success());
+        let lines: Vec<&str> = log.lines().filter(|l| !l.starts_with("peregrine:")).collect();
+        assert_eq!(lines.len(), 3, "{format}: {log}");
+        match format {
+            "json" => {
+                let v: Vec<serde_json::Value> =
+                    lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+                assert_eq!(v[0]["method"], "GET");
+                assert_eq!(v[0]["target"], "/hello.txt?q=1");
+                assert_eq!(v[0]["version"], "HTTP/1.1");
+                assert_eq!(v[0]["status"], 200);
+                assert_eq!(v[0]["body_bytes"], 12);
+                assert_eq!(v[0]["user_agent"], "tester/1.0 \"quoted\"");
+                assert_eq!(v[0]["referer"], "http://r/");
+                assert_eq!(v[0]["refused"], false);
+                assert!(v[0]["duration_ms"].as_f64().is_some());
+                assert!(v[0]["time"].as_str().unwrap().ends_with('Z'));
+                assert!(v[0]["remote_addr"].as_str().unwrap().starts_with("127.0.0.1:"));
+                assert_eq!(
+                    (v[1]["method"].as_str(), v[1]["status"].as_u64()),
+                    (Some("HEAD"), Some(404))
+                );
+                assert_eq!(v[1]["referer"], serde_json::Value::Null);
+                assert_eq!(
+                    (v[2]["status"].as_u64(), v[2]["refused"].as_bool()),
+                    (Some(400), Some(true))
+                );
+            }
+            _ => {
+                let (host, rest) = lines[0].split_once(" - - ").unwrap();
+                assert_eq!(host, "127.0.0.1");
+                assert!(is_clf_date(&rest[..28]), "{rest}");
+                let after = &rest[29..];
+                let first = "\"GET /hello.txt?q=1 HTTP/1.1\" 200 12";
+                let expect = if format == "combined" {
+                    format!("{first} \"http://r/\" \"tester/1.0 \\\"quoted\\\"\"")
+                } else {
+                    first.to_owned()
+                };
+                assert_eq!(after, expect, "{format}");
+                // HEAD: no content, `-` for %b.
+                assert!(lines[1].contains("\"HEAD /missing HTTP/1.1\" 404 -"), "{}", lines[1]);
+                assert!(lines[2].contains("\"GET /a\\x01b HTTP/1.1\" 400 "), "{}", lines[2]);
+            }
+        }
+    }
+}
+
+/// `--access-log FILE` appends; after the file is renamed away (log rotation) and SIGHUP, new
+/// lines go to a new file at the same path; the old file keeps what it had.
+#[test]
+fn access_log_file_is_reopened_on_sighup() {
+    let t = tree();
+    let path = t.base.join("access.log");
+    std::fs::write(&path, "earlier line\n").unwrap();
+    let s = Served::start(&t.www, &["--access-log", path.to_str().unwrap()]);
+    let wait_for = |p: &Path, needle: &str| {
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "{needle} not in {text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut c = Client::connect(s.addr);
+    assert_eq!(c.get("/hello.txt").status, 200);
+    let text = wait_for(&path, "GET /hello.txt");
+    assert!(text.starts_with("earlier line\n"), "appended: {text}");
+    let rotated = t.base.join("access.log.1");
+    std::fs::rename(&path, &rotated).unwrap();
+    let sent = Command::new("kill").args(["-HUP", &s.child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    // The reopen happens on the writer thread; requests until then may still reach the old
+    // file, so ask until one reaches the new one.
+    let start = Instant::now();
+    loop {
+        assert_eq!(c.get("/site/").status, 200);
+        if std::fs::read_to_string(&path).is_ok_and(|t| t.contains("GET /site/")) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no new file after SIGHUP");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(c);
+    let (status, stderr) = s.terminate();
+    assert!(status.success());
+    let old = std::fs::read_to_string(&rotated).unwrap();
+    assert!(old.starts_with("earlier line\n") && old.contains("GET /hello.txt"), "{old}");
+    let new = std::fs::read_to_string(&path).unwrap();
+    assert!(!new.contains("GET /hello.txt"), "{new}");
+    // Nothing of the log on stderr when it goes to a file.
+    assert!(!stderr.contains("GET /"), "{stderr}");
+}
+
+#[test]
+fn header_cors_spa_and_404_flags() {
+    let t = tree();
+    std::fs::write(t.www.join("index.html"), b"<div id=app>").unwrap();
+    std::fs::write(t.base.join("gone.html"), b"<h1>gone</h1>").unwrap();
+    let page = t.base.join("gone.html").display().to_string();
+    let s = Served::start(
+        &t.www,
+        &[
+            "--quiet",
+            "--header",
+            "X-Frame-Options: DENY",
+            "--header",
+            "Content-Security-Policy: default-src 'self'",
+            "--spa",
+            "--404",
+            &page,
+            "--cors",
+            "https://app.example,https://other.example",
+        ],
+    );
+    let mut c = Client::connect(s.addr);
+    let browser = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+    let r = c.request("GET", "/users/7", &[browser]);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"<div id=app>"[..]));
+    assert_eq!(r.header("x-frame-options"), Some("DENY"));
+    assert_eq!(r.header("content-security-policy"), Some("default-src 'self'"));
+    let r = c.request("GET", "/missing.js", &[("Accept", "*/*")]);
+    assert_eq!((r.status, r.body.as_slice()), (404, &b"<h1>gone</h1>"[..]));
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(r.header("x-frame-options"), Some("DENY"));
+    let r = c.request("GET", "/hello.txt", &[("Origin", "https://other.example")]);
+    assert_eq!(r.header("access-control-allow-origin"), Some("https://other.example"));
+    assert_eq!(r.header("vary"), Some("origin"));
+    let r = c.request(
+        "OPTIONS",
+        "/hello.txt",
+        &[("Origin", "https://app.example"), ("Access-Control-Request-Method", "GET")],
+    );
+    assert_eq!(r.status, 204);
+    assert_eq!(r.header("access-control-allow-origin"), Some("https://app.example"));
+    assert_eq!(r.header("access-control-allow-methods"), Some("GET, HEAD, OPTIONS"));
+    assert_eq!(r.header("access-control-max-age"), Some("7200"));
+
+    // --cors alone: any origin.
+    let any = Served::start(&t.www, &["--quiet", "--cors"]);
+    let r = Client::connect(any.addr).request("GET", "/hello.txt", &[("Origin", "https://x")]);
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+
+    // Bad values: exit 2, one line naming the flag.
+    let www = t.www.display().to_string();
+    for (args, expect) in [
+        (vec!["--header", "X-Bad"], "--header 'X-Bad': expected 'Name: value'"),
+        (vec!["--header", "Bad Name: v"], "--header 'Bad Name: v': the name must be a token"),
+        (vec!["--header", "Content-Length: 1"], "the server sets this field itself"),
+        (vec!["--cors", "app.example"], "--cors: 'app.example' is not an origin"),
+        (vec!["--404", "/nonexistent/page.html"], "--404 /nonexistent/page.html: no such file"),
+    ] {
+        let out = Command::new(BIN).arg("serve").arg(&www).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+/// Basic auth over the wire: 401 with the challenge, the same answer whether the user or the
+/// password was wrong, and the password never in the log or the CLI's output.
+#[test]
+fn auth_flag_plain_and_bcrypt() {
+    let t = tree();
+    let hash = bcrypt::hash("pa:ss", 4).unwrap();
+    for auth in ["ann:pa:ss".to_owned(), format!("ann:{hash}")] {
+        let s = Served::start(&t.www, &["--auth", &auth]);
+        let mut c = Client::connect(s.addr);
+        // base64 of ann:pa:ss, bob:pa:ss, ann:nope
+        let good = ("Authorization", "Basic YW5uOnBhOnNz");
+        let r = c.request("GET", "/hello.txt", &[good]);
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"hello world\n"[..]));
+        let strip_date = |r: Reply| {
+            let headers: Vec<_> = r.headers.into_iter().filter(|(n, _)| n != "date").collect();
+            (r.status, headers, r.body)
+        };
+        let wrong_user =
+            strip_date(c.request("GET", "/hello.txt", &[("Authorization", "Basic Ym9iOnBhOnNz")]));
+        let wrong_password =
+            strip_date(c.request("GET", "/hello.txt", &[("Authorization", "Basic YW5uOm5vcGU=")]));
+        let missing = strip_date(c.request("GET", "/missing", &[]));
+        assert_eq!(wrong_user.0, 401);
+        assert!(
+            wrong_user.1.contains(&(
+                "www-authenticate".into(),
+                "Basic realm=\"peregrine\", charset=\"UTF-8\"".into()
+            )),
+            "{:?}",
+            wrong_user.1
+        );
+        assert_eq!(wrong_user, wrong_password);
+        assert_eq!(wrong_user, missing);
+        drop(c);
+        let mut out = String::new();
+        let mut rest = String::new();
+        let _ = s.stdout_rest(&mut rest);
+        out.push_str(&rest);
+        let (status, log) = s.terminate();
+        assert!(status.success());
+        for secret in ["pa:ss", "YW5uOnBhOnNz", "Ym9iOnBhOnNz", "YW5uOm5vcGU=", &hash, "Basic"] {
+            assert!(!log.contains(secret), "{secret} in the log: {log}");
+            assert!(!out.contains(secret), "{secret} on stdout: {out}");
+        }
+        assert_eq!(log.lines().filter(|l| l.contains("\" 401 ")).count(), 3, "{log}");
+    }
+    // A bad hash: exit 2 without echoing it.
+    let www = t.www.display().to_string();
+    let bad = "ann:$2b$10$notahash";
+    let out = Command::new(BIN).args(["serve", &www, "--auth", bad]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--auth: not a bcrypt hash") && !err.contains("notahash"), "{err}");
+}
+
+/// Compression on the fly through the real binary, decoded with the flate2, brotli and zstd
+/// decoders.
+#[test]
+fn compress_flag_round_trips() {
+    let t = tree();
+    let js: String = (0..1000)
+        .map(|i| format!("export const v{i} = {{ id: {i}, name: \"item {i}\" }};\n"))
+        .collect();
+    std::fs::write(t.www.join("lib.js"), &js).unwrap();
+    let decode = |coding: &str, data: &[u8]| -> Vec<u8> {
+        let mut out = Vec::new();
+        match coding {
+            "gzip" => drop(flate2::read::GzDecoder::new(data).read_to_end(&mut out).unwrap()),
+            "br" => drop(brotli::Decompressor::new(data, 4096).read_to_end(&mut out).unwrap()),
+            "zstd" => out = zstd::stream::decode_all(data).unwrap(),
+            _ => out.extend_from_slice(data),
+        }
+        out
+    };
+    let s = Served::start(&t.www, &["--quiet"]);
+    let mut c = Client::connect(s.addr);
+    for (accept, coding, tag) in [
+        ("gzip", "gzip", "-gz6\""),
+        ("br", "br", "-br5\""),
+        ("zstd", "zstd", "-zst3\""),
+        ("gzip, deflate, br, zstd", "br", "-br5\""),
+    ] {
+        let r = c.request("GET", "/lib.js", &[("Accept-Encoding", accept)]);
+        assert_eq!(r.header("content-encoding"), Some(coding), "{accept}");
+        assert_eq!(r.header("vary"), Some("accept-encoding"), "{accept}");
+        assert!(r.header("etag").unwrap().ends_with(tag), "{accept}: {:?}", r.header("etag"));
+        assert!(r.body.len() < js.len() / 4, "{accept}: {}", r.body.len());
+        assert_eq!(decode(coding, &r.body), js.as_bytes(), "{accept}");
+    }
+    let r = c.request("GET", "/lib.js", &[]);
+    assert_eq!((r.header("content-encoding"), r.body.as_slice()), (None, js.as_bytes()));
+    assert_eq!(r.header("vary"), Some("accept-encoding"));
+
+    let off = Served::start(&t.www, &["--quiet", "--compress", "off"]);
+    let r = Client::connect(off.addr).request("GET", "/lib.js", &[("Accept-Encoding", "gzip")]);
+    assert_eq!((r.header("content-encoding"), r.header("vary")), (None, None));
+    let one =
+        Served::start(&t.www, &["--quiet", "--compress", "gzip=1", "--compress-max-size", "1KiB"]);
+    let r = Client::connect(one.addr).request("GET", "/lib.js", &[("Accept-Encoding", "br, gzip")]);
+    assert_eq!(r.header("content-encoding"), None, "larger than --compress-max-size");
+    let one = Served::start(&t.www, &["--quiet", "--compress", "gzip=1"]);
+    let r = Client::connect(one.addr).request("GET", "/lib.js", &[("Accept-Encoding", "br, gzip")]);
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert!(r.header("etag").unwrap().ends_with("-gz1\""));
+    assert_eq!(decode("gzip", &r.body), js.as_bytes());
 }

@@ -93,6 +93,56 @@ pub fn format_imf_fixdate(t: SystemTime) -> ImfFixdate {
     format_secs(t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
 }
 
+/// A time broken down into its UTC calendar fields, for other date formats (access logs,
+/// listings): the same clamping as [`format_imf_fixdate`].
+///
+/// # Examples
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// let t = peregrine::date::utc(UNIX_EPOCH + Duration::from_secs(784_111_777));
+/// assert_eq!((t.year, t.month, t.day, t.hour, t.minute, t.second), (1994, 11, 6, 8, 49, 37));
+/// assert_eq!(t.month_name(), "Nov");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Utc {
+    /// The year, 1970 to 9999.
+    pub year: u32,
+    /// The month, 1 to 12.
+    pub month: u32,
+    /// The day of the month, 1 to 31.
+    pub day: u32,
+    /// The hour, 0 to 23.
+    pub hour: u32,
+    /// The minute, 0 to 59.
+    pub minute: u32,
+    /// The second, 0 to 59.
+    pub second: u32,
+}
+
+impl Utc {
+    /// The English three-letter month name (`Jan` … `Dec`).
+    pub fn month_name(&self) -> &'static str {
+        let m = MONTHS[(self.month.clamp(1, 12) - 1) as usize];
+        std::str::from_utf8(m).unwrap_or_default()
+    }
+}
+
+/// `t` in UTC calendar fields, truncated to the second (before 1970 gives the epoch, after
+/// 9999 the last second of 9999).
+pub fn utc(t: SystemTime) -> Utc {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).min(MAX_SECS);
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    let tod = secs % 86_400;
+    Utc {
+        year: year as u32,
+        month,
+        day,
+        hour: (tod / 3600) as u32,
+        minute: (tod / 60 % 60) as u32,
+        second: (tod % 60) as u32,
+    }
+}
+
 fn format_secs(secs: u64) -> ImfFixdate {
     let secs = secs.min(MAX_SECS);
     let days = (secs / 86_400) as i64;

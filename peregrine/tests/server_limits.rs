@@ -121,3 +121,41 @@ fn at_the_limit_with_every_connection_busy_new_ones_get_503() {
     c.send(&get("/"));
     assert_eq!(c.response().status, 200);
 }
+
+/// A browser's largest cookies (~8 KB in one `Cookie` field) next to a long target and
+/// Referer fit the default head limit (32 KiB, as Kestrel's total and about nginx's
+/// `large_client_header_buffers 4 8k`); a head past the limit is still 431.
+#[test]
+fn an_8_kb_cookie_fits_the_default_head_limit() {
+    let server = support::spawn(app);
+    let cookie: String = (0..100).map(|i| format!("c{i:03}={}; ", "v".repeat(73))).collect();
+    assert!(cookie.len() >= 8_000, "{}", cookie.len());
+    let long = "p".repeat(4_000);
+    struct Case {
+        name: &'static str,
+        extra: String,
+        expect: u16,
+    }
+    let cases = [
+        Case { name: "8 KB cookie", extra: format!("Cookie: {cookie}\r\n"), expect: 200 },
+        Case {
+            name: "8 KB cookie, 4 KB referer, 4 KB user-agent",
+            extra: format!(
+                "Cookie: {cookie}\r\nReferer: http://t/{long}\r\nUser-Agent: {long}\r\n"
+            ),
+            expect: 200,
+        },
+        Case {
+            name: "four 8 KB cookies",
+            extra: format!("Cookie: {cookie}\r\n").repeat(4),
+            expect: 200,
+        },
+        Case { name: "past 32 KiB", extra: format!("Cookie: {cookie}\r\n").repeat(5), expect: 431 },
+    ];
+    for c in cases {
+        let mut client = RawClient::connect(server.local_addr());
+        let req = format!("GET / HTTP/1.1\r\nHost: t\r\n{}\r\n", c.extra);
+        let _ = client.try_send(req.as_bytes());
+        assert_eq!(client.response().status, c.expect, "{}", c.name);
+    }
+}

@@ -46,14 +46,18 @@ pub(crate) struct Resolved {
     pub(crate) content_type: HeaderValue,
     pub(crate) identity: Repr,
     /// Indexed like [`Coding::ALL`].
-    pub(crate) siblings: [Option<Repr>; 2],
+    pub(crate) siblings: [Option<Repr>; 3],
+    /// Whether the media type is worth compressing on the fly (text, scripts, JSON, SVG,
+    /// wasm: see `compress::compressible`).
+    pub(crate) compressible: bool,
+    /// Where the file really is (the key of compressed copies).
+    pub(crate) real: std::path::PathBuf,
 }
 
 impl Resolved {
     /// The representation for `coding`, if that sibling exists.
     pub(crate) fn sibling(&self, coding: Coding) -> Option<&Repr> {
-        let i = Coding::ALL.iter().position(|&c| c == coding)?;
-        self.siblings[i].as_ref()
+        self.siblings[coding.index()].as_ref()
     }
 
     /// Whether any sibling exists: then the answer depends on Accept-Encoding.
@@ -131,7 +135,9 @@ mod tests {
                 validators,
                 contents: Some(Bytes::from_static(b"x")),
             },
-            siblings: [None, None],
+            siblings: [None, None, None],
+            compressible: false,
+            real: std::path::PathBuf::new(),
         })
     }
 

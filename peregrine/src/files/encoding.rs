@@ -1,26 +1,31 @@
-//! Choosing a precompressed sibling (`file.br`, `file.gz`) by `Accept-Encoding`
-//! (RFC 9110 §12.5.3).
+//! Content codings and the client's preference among them by `Accept-Encoding`
+//! (RFC 9110 §12.5.3), for precompressed siblings (`file.br`, `file.zst`, `file.gz`) and
+//! compression on the fly.
 
 use crate::http1::field_syntax::trim_ows;
 
-/// A content coding for which a precompressed sibling file may be served.
+/// A content coding: a precompressed sibling file, or compression on the fly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Coding {
     /// Brotli (RFC 7932), sibling `NAME.br`.
     Brotli,
+    /// Zstandard (RFC 8878), sibling `NAME.zst`.
+    Zstd,
     /// Gzip (RFC 9110 §8.4.1.3), sibling `NAME.gz`.
     Gzip,
 }
 
 impl Coding {
-    /// Every coding with a sibling, in the order preferred when the client weighs them equally
-    /// (brotli files are smaller).
-    pub(crate) const ALL: [Coding; 2] = [Coding::Brotli, Coding::Gzip];
+    /// Every coding, in the order preferred when the client weighs them equally: brotli and
+    /// zstd make smaller files than gzip, and brotli's are the smallest for text.
+    pub(crate) const ALL: [Coding; 3] = [Coding::Brotli, Coding::Zstd, Coding::Gzip];
 
     /// The content-coding token, as sent in `Content-Encoding`.
     pub fn as_str(self) -> &'static str {
         match self {
             Coding::Brotli => "br",
+            Coding::Zstd => "zstd",
             Coding::Gzip => "gzip",
         }
     }
@@ -29,6 +34,7 @@ impl Coding {
     pub(crate) fn extension(self) -> &'static str {
         match self {
             Coding::Brotli => ".br",
+            Coding::Zstd => ".zst",
             Coding::Gzip => ".gz",
         }
     }
@@ -37,27 +43,38 @@ impl Coding {
     pub(crate) fn tag_suffix(self) -> &'static str {
         match self {
             Coding::Brotli => "-br",
+            Coding::Zstd => "-zst",
             Coding::Gzip => "-gz",
+        }
+    }
+
+    /// The position in [`Coding::ALL`].
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Coding::Brotli => 0,
+            Coding::Zstd => 1,
+            Coding::Gzip => 2,
         }
     }
 }
 
 /// The codings to try, best first; at most one entry per coding.
-pub(crate) type Preference = [Option<Coding>; 2];
+pub(crate) type Preference = [Option<Coding>; 3];
 
 /// The acceptable sibling codings for an `Accept-Encoding` value, best first.
 ///
 /// RFC 9110 §12.5.3: a coding is acceptable when listed with a non-zero weight, or matched by
 /// `*` with a non-zero weight and not listed itself; `q=0` excludes. `x-gzip` counts as `gzip`
-/// (§8.4.1.3). A malformed weight counts as 0. Equal weights prefer brotli. A coding weighed
+/// (§8.4.1.3). A malformed weight counts as 0. Equal weights go in [`Coding::ALL`] order. A
+/// coding weighed
 /// strictly below an explicit `identity` is not used. Without the field we send identity:
 /// the RFC would allow any coding, but clients that cannot decode do not send the field.
 pub(crate) fn preferred(accept_encoding: Option<&[u8]>) -> Preference {
-    let mut out = [None, None];
+    let mut out = [None; 3];
     let Some(field) = accept_encoding else {
         return out;
     };
-    let mut q = [None::<u16>; 2];
+    let mut q = [None::<u16>; 3];
     let mut star = None::<u16>;
     let mut identity = None::<u16>;
     for element in field.split(|&b| b == b',') {
@@ -69,8 +86,10 @@ pub(crate) fn preferred(accept_encoding: Option<&[u8]>) -> Preference {
         let weight = weight(parts);
         let slot = if coding.eq_ignore_ascii_case(b"br") {
             &mut q[0]
-        } else if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip") {
+        } else if coding.eq_ignore_ascii_case(b"zstd") {
             &mut q[1]
+        } else if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip") {
+            &mut q[2]
         } else if coding == b"*" {
             &mut star
         } else if coding.eq_ignore_ascii_case(b"identity") {
@@ -82,11 +101,8 @@ pub(crate) fn preferred(accept_encoding: Option<&[u8]>) -> Preference {
         slot.get_or_insert(weight);
     }
     let floor = identity.unwrap_or(0);
-    let mut ranked: [(u16, Coding); 2] = [(0, Coding::Brotli), (0, Coding::Gzip)];
-    for (i, c) in Coding::ALL.iter().enumerate() {
-        ranked[i] = (q[i].or(star).unwrap_or(0), *c);
-    }
-    // Stable sort keeps brotli first on equal weights.
+    let mut ranked = Coding::ALL.map(|c| (q[c.index()].or(star).unwrap_or(0), c));
+    // A stable sort keeps the order of `Coding::ALL` on equal weights.
     ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
     let mut n = 0;
     for (w, c) in ranked {
@@ -142,31 +158,39 @@ mod tests {
             expect: Preference,
         }
         let cases = [
-            Case { input: None, expect: [None, None] },
-            Case { input: Some(b""), expect: [None, None] },
-            Case { input: Some(b"gzip"), expect: [Some(Gzip), None] },
-            Case { input: Some(b"x-gzip"), expect: [Some(Gzip), None] },
-            Case { input: Some(b"GZIP, BR"), expect: [Some(Brotli), Some(Gzip)] },
-            Case { input: Some(b"gzip, deflate, br, zstd"), expect: [Some(Brotli), Some(Gzip)] },
-            Case { input: Some(b"br;q=0.5, gzip;q=0.8"), expect: [Some(Gzip), Some(Brotli)] },
-            Case { input: Some(b"br ; q=0.5 ,gzip ;Q=1"), expect: [Some(Gzip), Some(Brotli)] },
+            Case { input: None, expect: [None, None, None] },
+            Case { input: Some(b""), expect: [None, None, None] },
+            Case { input: Some(b"gzip"), expect: [Some(Gzip), None, None] },
+            Case { input: Some(b"x-gzip"), expect: [Some(Gzip), None, None] },
+            Case { input: Some(b"GZIP, BR"), expect: [Some(Brotli), Some(Gzip), None] },
+            Case {
+                input: Some(b"gzip, deflate, br, zstd"),
+                expect: [Some(Brotli), Some(Zstd), Some(Gzip)],
+            },
+            Case { input: Some(b"zstd;q=1, br;q=0.9"), expect: [Some(Zstd), Some(Brotli), None] },
+            Case { input: Some(b"ZSTD, gzip;q=0.1"), expect: [Some(Zstd), Some(Gzip), None] },
+            Case { input: Some(b"br;q=0.5, gzip;q=0.8"), expect: [Some(Gzip), Some(Brotli), None] },
+            Case {
+                input: Some(b"br ; q=0.5 ,gzip ;Q=1"),
+                expect: [Some(Gzip), Some(Brotli), None],
+            },
             // q=0 excludes (§12.4.2), in every spelling.
-            Case { input: Some(b"br;q=0, gzip"), expect: [Some(Gzip), None] },
-            Case { input: Some(b"br;q=0.000, gzip;q=0.0"), expect: [None, None] },
+            Case { input: Some(b"br;q=0, gzip"), expect: [Some(Gzip), None, None] },
+            Case { input: Some(b"br;q=0.000, gzip;q=0.0"), expect: [None, None, None] },
             // "*" matches what is not listed.
-            Case { input: Some(b"*"), expect: [Some(Brotli), Some(Gzip)] },
-            Case { input: Some(b"*;q=0.5, br;q=0"), expect: [Some(Gzip), None] },
-            Case { input: Some(b"*;q=0"), expect: [None, None] },
-            Case { input: Some(b"gzip, *;q=0"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"*"), expect: [Some(Brotli), Some(Zstd), Some(Gzip)] },
+            Case { input: Some(b"*;q=0.5, br;q=0"), expect: [Some(Zstd), Some(Gzip), None] },
+            Case { input: Some(b"*;q=0"), expect: [None, None, None] },
+            Case { input: Some(b"gzip, *;q=0"), expect: [Some(Gzip), None, None] },
             // identity preferred explicitly over a coding.
-            Case { input: Some(b"identity, gzip;q=0.5"), expect: [None, None] },
-            Case { input: Some(b"identity;q=0.5, gzip"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"identity, gzip;q=0.5"), expect: [None, None, None] },
+            Case { input: Some(b"identity;q=0.5, gzip"), expect: [Some(Gzip), None, None] },
             // Malformed weights count as 0.
-            Case { input: Some(b"br;q=2, gzip;q=0.5"), expect: [Some(Gzip), None] },
-            Case { input: Some(b"br;q=1.5, gzip;q=0.1234"), expect: [None, None] },
-            Case { input: Some(b"br;q=, gzip;q=1.000"), expect: [Some(Gzip), None] },
+            Case { input: Some(b"br;q=2, gzip;q=0.5"), expect: [Some(Gzip), None, None] },
+            Case { input: Some(b"br;q=1.5, gzip;q=0.1234"), expect: [None, None, None] },
+            Case { input: Some(b"br;q=, gzip;q=1.000"), expect: [Some(Gzip), None, None] },
             // A repeated coding keeps its first weight.
-            Case { input: Some(b"br;q=0, br"), expect: [None, None] },
+            Case { input: Some(b"br;q=0, br"), expect: [None, None, None] },
         ];
         for c in cases {
             assert_eq!(preferred(c.input), c.expect, "{:?}", c.input.map(String::from_utf8_lossy));

@@ -1,7 +1,8 @@
 //! [`ServeDir`] as a server [`Handler`]: a request in, a streamed [`Response`] out.
 
-use std::future::{Ready, ready};
-use std::task::Poll;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use http::StatusCode;
 
@@ -9,7 +10,7 @@ use super::{FileBody, FileReply, FileRequest, ServeDir};
 use crate::{Body, Handler, IntoResponse, Request, Response};
 
 /// The request fields the decision reads, in [`FileRequest`] order after `method` and `path`.
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 12] = [
     "if-match",
     "if-none-match",
     "if-modified-since",
@@ -17,17 +18,93 @@ const FIELDS: [&str; 7] = [
     "range",
     "if-range",
     "accept-encoding",
+    "accept",
+    "authorization",
+    "origin",
+    "access-control-request-method",
+    "access-control-request-headers",
 ];
+
+/// The position of `name` in [`FIELDS`]: candidates by length first, so a request's other
+/// fields cost one comparison of lengths (most names differ in length).
+fn field_index(name: &str) -> Option<usize> {
+    let candidates: &[usize] = match name.len() {
+        5 => &[4],
+        6 => &[7, 9],
+        8 => &[0, 5],
+        13 => &[1, 8],
+        15 => &[6],
+        17 => &[2],
+        19 => &[3],
+        29 => &[10],
+        30 => &[11],
+        _ => return None,
+    };
+    candidates.iter().copied().find(|&i| FIELDS[i].eq_ignore_ascii_case(name))
+}
 
 impl Handler for ServeDir {
     type Output = Response;
-    type Future = Ready<Response>;
+    type Future = ServeFuture;
 
     /// Answers for the request's path. The decision runs here, on the worker thread (its
     /// file-system calls block briefly; see the module docs), and file bodies are read chunk by
-    /// chunk as the connection sends them.
-    fn call(&self, req: Request) -> Ready<Response> {
-        ready(self.serve(&req))
+    /// chunk as the connection sends them. Reading a directory for a listing that is not
+    /// cached goes to tokio's blocking pool instead, so a huge directory does not stall the
+    /// worker's other connections.
+    fn call(&self, req: Request) -> ServeFuture {
+        let path = req.path().as_bytes();
+        let reply = self.with_file_request(&req, path, |fr| self.respond_on_worker(fr));
+        if !reply.deferred {
+            return ServeFuture(Inner::Ready(Some(reply.into_response())));
+        }
+        self.off_the_worker(req)
+    }
+}
+
+impl ServeDir {
+    /// Answers `req` on tokio's blocking pool (or here, without a runtime to hand it to).
+    #[cold]
+    fn off_the_worker(&self, req: Request) -> ServeFuture {
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                let files = self.clone();
+                ServeFuture(Inner::Blocking(rt.spawn_blocking(move || files.serve(&req))))
+            }
+            Err(_) => ServeFuture(Inner::Ready(Some(self.serve(&req)))),
+        }
+    }
+}
+
+/// The future of [`ServeDir`]'s [`Handler::call`]: ready at once, or waiting for a directory
+/// to be read on the blocking pool.
+#[derive(Debug)]
+pub struct ServeFuture(Inner);
+
+// The large variant is the usual one (as `Ready<Response>` was); boxing it would allocate on
+// every request to spare the rare listing build a few hundred bytes.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Inner {
+    Ready(Option<Response>),
+    Blocking(tokio::task::JoinHandle<Response>),
+}
+
+impl Future for ServeFuture {
+    type Output = Response;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        match &mut self.0 {
+            Inner::Ready(r) => Poll::Ready(r.take().unwrap_or_else(|| {
+                Response::with_status(StatusCode::INTERNAL_SERVER_ERROR, Body::empty())
+            })),
+            Inner::Blocking(task) => Pin::new(task).poll(cx).map(|done| {
+                done.unwrap_or_else(|_| {
+                    Response::with_status(StatusCode::INTERNAL_SERVER_ERROR, Body::empty())
+                })
+            }),
+        }
     }
 }
 
@@ -61,24 +138,40 @@ impl ServeDir {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn serve_path(&self, req: &Request, path: &[u8]) -> Response {
+        self.with_file_request(req, path, |fr| self.respond(fr)).into_response()
+    }
+
+    /// Calls `f` with the [`FileRequest`] for `path` and the fields of `req`.
+    fn with_file_request<R>(
+        &self,
+        req: &Request,
+        path: &[u8],
+        f: impl FnOnce(&FileRequest<'_>) -> R,
+    ) -> R {
         // One pass over the fields. RFC 9110 §5.3: a field sent on several lines is one
         // comma-separated list; join such values (rare, so the allocation is too).
-        let mut first: [Option<&[u8]>; 7] = [None; 7];
-        let mut joined: [Option<Vec<u8>>; 7] = Default::default();
+        let mut first: [Option<&[u8]>; FIELDS.len()] = [None; FIELDS.len()];
+        // Fields sent on several lines, joined (rare: empty, so nothing to allocate or drop).
+        let mut joined: Vec<(usize, Vec<u8>)> = Vec::new();
         for (name, value) in req.headers().iter() {
-            let Some(i) = FIELDS.iter().position(|f| f.eq_ignore_ascii_case(name)) else {
+            let Some(i) = field_index(name) else {
                 continue;
             };
-            match (&first[i], &mut joined[i]) {
+            match (first[i], joined.iter_mut().find(|(j, _)| *j == i)) {
                 (None, _) => first[i] = Some(value),
-                (Some(v), slot @ None) => *slot = Some([v, &b", "[..], value].concat()),
-                (Some(_), Some(j)) => {
+                (Some(v), None) => joined.push((i, [v, &b", "[..], value].concat())),
+                (Some(_), Some((_, j))) => {
                     j.extend_from_slice(b", ");
                     j.extend_from_slice(value);
                 }
             }
         }
-        let field = |i: usize| joined[i].as_deref().or(first[i]);
+        let field = |i: usize| {
+            if joined.is_empty() {
+                return first[i];
+            }
+            joined.iter().find(|(j, _)| *j == i).map(|(_, v)| v.as_slice()).or(first[i])
+        };
         let file_req = FileRequest {
             method: req.method(),
             path,
@@ -89,8 +182,14 @@ impl ServeDir {
             range: field(4),
             if_range: field(5),
             accept_encoding: field(6),
+            accept: field(7),
+            authorization: field(8),
+            origin: field(9),
+            access_control_request_method: field(10),
+            access_control_request_headers: field(11),
+            query: Some(req.query().unwrap_or_default().as_bytes()),
         };
-        self.respond(&file_req).into_response()
+        f(&file_req)
     }
 }
 
@@ -129,6 +228,17 @@ impl From<FileReply> for Response {
 mod tests {
     use super::*;
     use crate::Method;
+
+    #[test]
+    fn every_field_is_found_by_its_length() {
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert_eq!(field_index(f), Some(i), "{f}");
+            assert_eq!(field_index(&f.to_ascii_uppercase()), Some(i), "{f}");
+        }
+        for other in ["host", "user-agent", "x-if-match", "cookie", "content-length", ""] {
+            assert_eq!(field_index(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn repeated_fields_are_joined_rfc9110_5_3() {

@@ -1,5 +1,7 @@
 //! The answer of the static-file decision: status, headers and a body source.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue};
 
@@ -36,6 +38,14 @@ pub struct FileReply {
     pub(crate) allow: bool,
     pub(crate) accept_ranges: bool,
     pub(crate) location: Option<HeaderValue>,
+    /// `Vary: Origin` (CORS with a list of origins).
+    pub(crate) vary_origin: bool,
+    /// Fields decided per request (CORS, `WWW-Authenticate`).
+    pub(crate) more: Vec<(HeaderName, HeaderValue)>,
+    /// Fields configured for every answer ([`ServeDir::header`](super::ServeDir::header)).
+    pub(crate) extra: Option<Arc<[(HeaderName, HeaderValue)]>>,
+    /// Not an answer: a slow step is needed first (see `ServeDir::respond_on_worker`).
+    pub(crate) deferred: bool,
     pub(crate) body: FileBody,
 }
 
@@ -53,6 +63,10 @@ impl FileReply {
             allow: false,
             accept_ranges: false,
             location: None,
+            vary_origin: false,
+            more: Vec::new(),
+            extra: None,
+            deferred: false,
             body: FileBody::Empty,
         }
     }
@@ -88,7 +102,9 @@ impl FileReply {
         use http::header;
         const BYTES: HeaderValue = HeaderValue::from_static("bytes");
         const ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
-        const GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
+        const ORIGIN: HeaderValue = HeaderValue::from_static("origin");
+        const BOTH: HeaderValue = HeaderValue::from_static("accept-encoding, origin");
+        const ALLOWED: HeaderValue = HeaderValue::from_static("GET, HEAD, OPTIONS");
         if let Some(ct) = &self.content_type {
             f(header::CONTENT_TYPE, ct);
         }
@@ -107,17 +123,26 @@ impl FileReply {
         if let Some(ce) = self.content_encoding {
             f(header::CONTENT_ENCODING, &HeaderValue::from_static(ce.as_str()));
         }
-        if self.vary_accept_encoding {
-            f(header::VARY, &ACCEPT_ENCODING);
+        match (self.vary_accept_encoding, self.vary_origin) {
+            (true, true) => f(header::VARY, &BOTH),
+            (true, false) => f(header::VARY, &ACCEPT_ENCODING),
+            (false, true) => f(header::VARY, &ORIGIN),
+            (false, false) => {}
         }
         if self.accept_ranges {
             f(header::ACCEPT_RANGES, &BYTES);
         }
         if self.allow {
-            f(header::ALLOW, &GET_HEAD);
+            f(header::ALLOW, &ALLOWED);
         }
         if let Some(loc) = &self.location {
             f(header::LOCATION, loc);
+        }
+        for (name, value) in &self.more {
+            f(name.clone(), value);
+        }
+        for (name, value) in self.extra.iter().flat_map(|e| e.iter()) {
+            f(name.clone(), value);
         }
     }
 

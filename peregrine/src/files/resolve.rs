@@ -28,7 +28,8 @@ pub(crate) enum PathError {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct DecodedPath {
     /// The decoded segments joined with `/`, without a leading slash; empty for the root.
-    pub(crate) rel: String,
+    /// On Unix any bytes (file names need not be UTF-8); elsewhere UTF-8.
+    pub(crate) rel: Vec<u8>,
     /// Whether the request path ended with `/` (a directory is asked for as such).
     pub(crate) trailing_slash: bool,
     /// The last non-empty segment as sent (still percent-encoded), for a relative redirect.
@@ -39,7 +40,9 @@ pub(crate) struct DecodedPath {
 ///
 /// Rules, each answering the attack named beside it:
 /// - Percent-encoding is decoded per segment (RFC 3986 §2.1) and must be `%` followed by two
-///   hex digits; the result must be UTF-8 (file names we serve are UTF-8). Otherwise 400.
+///   hex digits, else 400. On Unix the result may be any bytes, as file names may: a listing
+///   links a name that is not UTF-8 by its percent-encoded bytes, and that link must work.
+///   Elsewhere it must be UTF-8 (400).
 /// - A decoded segment equal to `.` or `..` is refused with 400, whether it was sent literally
 ///   or encoded (`%2e%2e`): clients remove dot-segments before sending (RFC 3986 §5.2.4), so
 ///   one arriving here is a traversal attempt, never a legitimate request.
@@ -84,10 +87,31 @@ pub(crate) fn decode(raw: &[u8], hide_dotfiles: bool) -> Result<DecodedPath, Pat
     if hidden {
         return Err(PathError::NotFound);
     }
-    let rel = String::from_utf8(rel).map_err(|_| PathError::BadRequest)?;
+    if !cfg!(unix) && std::str::from_utf8(&rel).is_err() {
+        return Err(PathError::BadRequest);
+    }
     // The raw path is visible ASCII (checked above), hence UTF-8.
     let last_raw = String::from_utf8_lossy(last_raw).into_owned();
     Ok(DecodedPath { rel, trailing_slash: raw.last() == Some(&b'/'), last_raw })
+}
+
+impl DecodedPath {
+    /// The decoded path as a relative file-system path.
+    pub(crate) fn rel_path(&self) -> &Path {
+        bytes_path(&self.rel)
+    }
+}
+
+/// Bytes as a path: any bytes on Unix; elsewhere UTF-8 (checked by [`decode`]), else empty.
+#[cfg(unix)]
+pub(crate) fn bytes_path(b: &[u8]) -> &Path {
+    Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b))
+}
+
+/// Bytes as a path: any bytes on Unix; elsewhere UTF-8 (checked by [`decode`]), else empty.
+#[cfg(not(unix))]
+pub(crate) fn bytes_path(b: &[u8]) -> &Path {
+    Path::new(std::str::from_utf8(b).unwrap_or_default())
 }
 
 /// Why opening a file beneath the root failed.
@@ -181,7 +205,11 @@ mod tests {
     use super::*;
 
     fn ok(rel: &str, trailing_slash: bool, last_raw: &str) -> Result<DecodedPath, PathError> {
-        Ok(DecodedPath { rel: rel.into(), trailing_slash, last_raw: last_raw.into() })
+        Ok(DecodedPath { rel: rel.as_bytes().to_vec(), trailing_slash, last_raw: last_raw.into() })
+    }
+
+    fn ok_bytes(rel: &[u8], last_raw: &str) -> Result<DecodedPath, PathError> {
+        Ok(DecodedPath { rel: rel.to_vec(), trailing_slash: false, last_raw: last_raw.into() })
     }
 
     #[test]
@@ -220,8 +248,15 @@ mod tests {
             Case { input: b"/a%2", expect: Err(BadRequest) },
             Case { input: b"/a%zz", expect: Err(BadRequest) },
             Case { input: b"/%", expect: Err(BadRequest) },
-            Case { input: b"/%FF", expect: Err(BadRequest) },
-            Case { input: b"/%C3", expect: Err(BadRequest) },
+            // Names that are not UTF-8 are reachable on Unix (a listing links them so).
+            Case {
+                input: b"/%FF",
+                expect: if cfg!(unix) { ok_bytes(b"\xff", "%FF") } else { Err(BadRequest) },
+            },
+            Case {
+                input: b"/a%C3",
+                expect: if cfg!(unix) { ok_bytes(b"a\xc3", "a%C3") } else { Err(BadRequest) },
+            },
             // Raw bytes outside visible ASCII never reach a Location header.
             Case { input: b"/a b", expect: Err(BadRequest) },
             Case { input: b"/a\r\nb", expect: Err(BadRequest) },
@@ -244,11 +279,11 @@ mod tests {
         #[test]
         fn decoded_paths_stay_relative(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
             if let Ok(p) = decode(&raw, true) {
-                proptest::prop_assert!(!p.rel.starts_with('/'));
+                proptest::prop_assert!(!p.rel.starts_with(b"/"));
                 // The empty path is the root itself.
-                for seg in p.rel.split('/').filter(|_| !p.rel.is_empty()) {
-                    proptest::prop_assert!(!seg.is_empty() && seg != "." && seg != "..");
-                    proptest::prop_assert!(!seg.contains(['\0', '\\']) && !seg.starts_with('.'));
+                for seg in p.rel.split(|&b| b == b'/').filter(|_| !p.rel.is_empty()) {
+                    proptest::prop_assert!(!seg.is_empty() && seg != b"." && seg != b"..");
+                    proptest::prop_assert!(!seg.contains(&0) && !seg.contains(&b'\\') && !seg.starts_with(b"."));
                 }
             }
         }
@@ -259,7 +294,7 @@ mod tests {
             proptest::sample::select(vec!["..", "%2e%2e", "%2E.", ".%2e", "%2F", "/", "a", "%2f"]), 1..8)) {
             let raw = format!("/{}", parts.concat());
             if let Ok(p) = decode(raw.as_bytes(), false) {
-                proptest::prop_assert!(p.rel.split('/').all(|s| s != ".." && s != "."), "{raw} -> {:?}", p.rel);
+                proptest::prop_assert!(p.rel.split(|&b| b == b'/').all(|s| s != b".." && s != b"."), "{raw} -> {:?}", p.rel);
             }
         }
     }

@@ -214,14 +214,21 @@ fn methods_rfc9110_15_5_6() {
             Case { input: Method::Post, expect: 405 },
             Case { input: Method::Put, expect: 405 },
             Case { input: Method::Delete, expect: 405 },
-            Case { input: Method::Options, expect: 405 },
+            // RFC 9110 §9.3.7: OPTIONS on a resource that exists says what it allows.
+            Case { input: Method::Options, expect: 204 },
             Case { input: Method::Extension, expect: 405 },
         ];
         for c in cases {
             let reply = files.respond(&FileRequest::new(c.input, b"/hello.txt"));
             assert_eq!(reply.status(), c.expect, "{:?}", c.input);
             let allow = header(&reply, "allow");
-            assert_eq!(allow.as_deref(), (c.expect == 405).then_some("GET, HEAD"), "{:?}", c.input);
+            let allowed = matches!(c.expect, 204 | 405).then_some("GET, HEAD, OPTIONS");
+            assert_eq!(allow.as_deref(), allowed, "{:?}", c.input);
+        }
+        for (path, expect) in [(&b"/docs/"[..], 204), (b"/site/", 204), (b"/missing", 404)] {
+            let reply = files.respond(&FileRequest::new(Method::Options, path));
+            assert_eq!(reply.status(), expect, "{:?}", String::from_utf8_lossy(path));
+            assert!(matches!(reply.body(), FileBody::Empty));
         }
     }
 }
@@ -259,7 +266,12 @@ fn directories_redirect_index_listing() {
         assert!(!html.contains("leak.txt"), "{html}");
         assert!(html.contains("<a href=\"../\">"), "{html}");
         // Sizes shown; directories first, then files by name.
-        assert!(html.contains("<a href=\"./a.txt\">a.txt</a></td><td>1</td>"), "{html}");
+        assert!(
+            html.contains(
+                "<a href=\"./a.txt\">a.txt</a></td><td class=\"n\" title=\"1 bytes\">1 B</td>"
+            ),
+            "{html}"
+        );
         let (sub, a, script) = (
             html.find("./sub/").unwrap(),
             html.find("./a.txt").unwrap(),
@@ -271,7 +283,8 @@ fn directories_redirect_index_listing() {
         let root = String::from_utf8(body(files.respond(&get(b"/")))).unwrap();
         assert!(!root.contains("href=\"../\""), "{root}");
         for hidden in [".env", ".git", "out.txt", "outdir", "visible", "slash", "back"] {
-            assert!(!root.contains(hidden), "{hidden} in {root}");
+            assert!(!root.contains(&format!(">{hidden}")), "{hidden} in {root}");
+            assert!(!root.contains(&format!("./{hidden}")), "{hidden} in {root}");
         }
         assert!(root.contains("./link.txt"), "{root}");
 

@@ -44,6 +44,33 @@ pub struct LogEntry<'a> {
     pub refused: bool,
 }
 
+impl<'a> LogEntry<'a> {
+    /// An entry for an accepted request with no fields, no content and no duration: for
+    /// testing a log function, or for adapting another server's requests to the same log.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::server::LogEntry;
+    /// let mut e = LogEntry::new("127.0.0.1:80".parse().unwrap(), "GET", "/", 200);
+    /// e.body_bytes = 5;
+    /// assert!(!e.refused && e.version.is_none());
+    /// ```
+    pub fn new(remote_addr: SocketAddr, method: &'a str, target: &'a str, status: u16) -> Self {
+        LogEntry {
+            remote_addr,
+            method,
+            target,
+            version: None,
+            status,
+            body_bytes: 0,
+            duration: Duration::ZERO,
+            user_agent: None,
+            referer: None,
+            refused: false,
+        }
+    }
+}
+
 /// The access log function, shared by the workers.
 #[derive(Clone)]
 pub(crate) struct AccessLog(pub(crate) Arc<dyn Fn(&LogEntry<'_>) + Send + Sync>);

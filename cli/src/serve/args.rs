@@ -1,0 +1,475 @@
+//! The flags of `peregrine serve`, grouped as `--help` shows them: site, TLS, limits, logging.
+
+use std::path::PathBuf;
+
+use peregrine::files::{Coding, Compression};
+use peregrine::server::{Config, Network};
+
+use super::log::Format;
+use super::units::{Dur, Size};
+
+/// Arguments of `peregrine serve`.
+#[derive(Debug, clap::Args)]
+#[command(args_override_self = true)]
+#[command(after_help = "\
+Examples:
+  peregrine serve                      serve the current directory on http://127.0.0.1:8080
+  peregrine serve ./public --addr 0.0.0.0:80 --cache-control 'public, max-age=3600'
+  peregrine serve --addr 127.0.0.1:0   pick a free port (the printed URL shows it)
+  peregrine serve --tls-cert cert.pem --tls-key key.pem --addr 0.0.0.0:8443
+  peregrine serve --tls-self-signed    HTTPS on 127.0.0.1:8080 with a throw-away certificate
+  peregrine serve --access-log access.log --log-format json
+  peregrine serve --proxy-protocol --proxy-trust 10.0.0.0/8 --health /healthz --metrics /metrics
+                                       behind HAProxy (send-proxy-v2, option httpchk)
+
+HTTP/2 is served beside HTTP/1.1 on every listener: on HTTPS when the client's ALPN chooses
+h2, on plain HTTP when the client starts with the HTTP/2 preface (prior knowledge) or asks
+`Upgrade: h2c`; --no-h2c keeps plain HTTP at HTTP/1.1, --no-http2 turns HTTP/2 off.
+
+Dotfiles (names starting with '.') are never served. NAME.br / NAME.gz / NAME.zst next to a
+file are sent instead when the client accepts that encoding. Sizes take B, KiB, MiB or GiB;
+durations ms, s, m or h. Ctrl-C or SIGTERM starts a drain: the health endpoint answers 503 at
+once, responses close their connections (HTTP/2 ones get GOAWAY), the listener keeps accepting
+for --drain-grace, then requests in flight finish; a second Ctrl-C or SIGTERM stops at once.
+SIGHUP reopens the --access-log file (for log rotation). Under systemd socket activation
+(LISTEN_FDS) the inherited sockets are served instead of --addr.")]
+pub struct ServeArgs {
+    /// Directory to serve.
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+
+    /// Address to listen on, as HOST:PORT. Port 0 picks a free port.
+    #[arg(help_heading = "Site", long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub addr: String,
+
+    /// Worker threads, each with its own event loop [default: the number of available cores].
+    #[arg(help_heading = "Site", long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: Option<u16>,
+
+    /// Answer 403 for a directory without index.html instead of listing its contents.
+    #[arg(help_heading = "Site", long)]
+    pub no_listing: bool,
+
+    /// Serve HTTP/1.1 only: no HTTP/2, neither by ALPN on HTTPS nor in clear text.
+    #[arg(help_heading = "Site", long)]
+    pub no_http2: bool,
+
+    /// No HTTP/2 in clear text (prior knowledge, Upgrade: h2c) on plain HTTP; HTTPS still
+    /// offers h2 by ALPN.
+    #[arg(help_heading = "Site", long)]
+    pub no_h2c: bool,
+
+    /// Cache-Control value sent with every file and listing, e.g. 'public, max-age=3600'
+    /// [default: none].
+    #[arg(help_heading = "Site", long, value_name = "VALUE", value_parser = parse_cache_control)]
+    pub cache_control: Option<String>,
+
+    /// How long, in milliseconds, a resolved file (open descriptor, validators, contents up to
+    /// 32 KiB) is reused before the file system is checked again; 0 checks on every request.
+    #[arg(help_heading = "Site", long, value_name = "MS", default_value_t = 1000)]
+    pub file_cache_ms: u64,
+
+    /// Add this field to every response, e.g. 'X-Frame-Options: DENY' (repeatable).
+    #[arg(help_heading = "Site", long, value_name = "NAME: VALUE")]
+    pub header: Vec<String>,
+
+    /// Let scripts on other origins read the files (CORS): any origin, or only those listed
+    /// (comma-separated, e.g. https://app.example). Answers preflight OPTIONS requests.
+    /// Put DIR before this flag.
+    #[arg(help_heading = "Site", long, value_name = "ORIGIN,...", num_args = 0..=1,
+          default_missing_value = "*")]
+    pub cors: Option<String>,
+
+    /// Single-page app: a path that does not exist, asked for by a browser (Accept:
+    /// text/html), gets /index.html; missing assets still get 404.
+    #[arg(help_heading = "Site", long)]
+    pub spa: bool,
+
+    /// Answer 404 with this file instead of a short text.
+    #[arg(help_heading = "Site", long = "404", value_name = "FILE")]
+    pub not_found: Option<PathBuf>,
+
+    /// Require this user and password (HTTP Basic). The password may be a bcrypt hash
+    /// ($2b$..., from `htpasswd -nbB user pass` or `caddy hash-password`); a hash keeps it out
+    /// of the process list. Never logged.
+    #[arg(help_heading = "Site", long, value_name = "USER:PASSWORD", hide_default_value = true)]
+    pub auth: Option<String>,
+
+    /// Compress text, scripts, JSON, SVG and wasm on the fly for clients that accept it:
+    /// `off`, or the codings to use with optional levels, e.g. 'gzip=9' or 'br=11,gzip'
+    /// (br 0-11, zstd 1-19, gzip 1-9). Each file is compressed once and cached; NAME.br /
+    /// NAME.zst / NAME.gz siblings are sent instead when present.
+    #[arg(help_heading = "Site", long, value_name = "CODINGS", default_value = "br=5,zstd=3,gzip=6",
+          value_parser = parse_compress)]
+    pub compress: CompressArg,
+
+    /// Files larger than this are not compressed on the fly (compressing holds a worker).
+    #[arg(help_heading = "Site", long, value_name = "SIZE",
+          default_value_t = Size(Compression::default().max_size_bytes()))]
+    pub compress_max_size: Size,
+
+    /// Memory for compressed copies of files.
+    #[arg(help_heading = "Site", long, value_name = "SIZE",
+          default_value_t = Size(Compression::default().cache_size_bytes() as u64))]
+    pub compress_cache: Size,
+
+    #[command(flatten)]
+    pub tls: TlsArgs,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
+
+    #[command(flatten)]
+    pub log: LogArgs,
+
+    #[command(flatten)]
+    pub ops: OpsArgs,
+}
+
+/// Running behind a load balancer.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Operations")]
+pub struct OpsArgs {
+    /// Expect a PROXY protocol header (v1 or v2, as HAProxy's send-proxy / send-proxy-v2
+    /// sends) on every connection, from --proxy-trust peers only: the access log and handlers
+    /// see the client it names. Other connections are closed unserved.
+    #[arg(long)]
+    pub proxy_protocol: bool,
+
+    /// Networks allowed to send the PROXY header, comma-separated (ADDRESS or ADDRESS/PREFIX).
+    #[arg(
+        long,
+        value_name = "NETS",
+        value_delimiter = ',',
+        default_value = "127.0.0.0/8,::1",
+        requires = "proxy_protocol"
+    )]
+    pub proxy_trust: Vec<Network>,
+
+    /// Answer GET PATH with 200 while serving and 503 once a drain begins (for a load
+    /// balancer's health check), e.g. /healthz.
+    #[arg(long, value_name = "PATH", value_parser = parse_path)]
+    pub health: Option<String>,
+
+    /// Answer GET PATH with Prometheus text metrics (connections, requests by status class,
+    /// bytes, requests in flight), e.g. /metrics.
+    #[arg(long, value_name = "PATH", value_parser = parse_path)]
+    pub metrics: Option<String>,
+
+    /// How long the listener keeps accepting after SIGTERM, while the balancer notices the
+    /// failing health check.
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(defaults().drain_grace))]
+    pub drain_grace: Dur,
+
+    /// Share the port with another instance already listening on it (SO_REUSEPORT), to start
+    /// a new version beside the old one before the old one drains.
+    #[arg(long)]
+    pub reuse_port: bool,
+}
+
+fn parse_path(v: &str) -> Result<String, String> {
+    if v.starts_with('/') && v.bytes().all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#') {
+        Ok(v.to_owned())
+    } else {
+        Err("must be a path starting with '/' (visible ASCII, no query)".to_owned())
+    }
+}
+
+/// HTTPS.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "TLS")]
+pub struct TlsArgs {
+    /// Serve HTTPS with this PEM certificate chain (end-entity certificate first); needs
+    /// --tls-key. TLS 1.3 and 1.2, ALPN http/1.1, session resumption.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Serve HTTPS with a throw-away certificate for localhost and 127.0.0.1, generated at
+    /// start; the path of its PEM file is printed, for `curl --cacert`. For local use only.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    pub tls_self_signed: bool,
+
+    /// A client must finish the TLS handshake within this time.
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(defaults().tls_handshake_timeout))]
+    pub tls_handshake_timeout: Dur,
+}
+
+/// Every limit and timeout of the server (`peregrine::server::Config`), with its defaults.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Limits")]
+pub struct LimitArgs {
+    /// Largest request head (request line and header fields) → 431; at most 64KiB-1.
+    #[arg(long, value_name = "SIZE", value_parser = parse_head_bytes,
+          default_value_t = Size(defaults().head.max_head_bytes as u64))]
+    pub max_head_bytes: Size,
+
+    /// Most header fields in a request → 431.
+    #[arg(long, value_name = "N", default_value_t = defaults().head.max_headers)]
+    pub max_headers: usize,
+
+    /// Longest request-target → 414.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(defaults().head.max_target_bytes as u64))]
+    pub max_target_bytes: Size,
+
+    /// Largest request body → 413.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(defaults().max_body_bytes))]
+    pub max_body_bytes: Size,
+
+    /// How much of a body the handler did not read is discarded to keep the connection;
+    /// beyond it the connection closes after the response.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(defaults().max_drain_bytes))]
+    pub max_drain_bytes: Size,
+
+    /// Connections open at once (over all workers); at the limit the longest-idle one makes
+    /// room, and 503 when all are busy.
+    #[arg(long, value_name = "N", default_value_t = defaults().max_connections)]
+    pub max_connections: usize,
+
+    /// A request head must arrive whole within this time (the slowloris defence).
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(defaults().header_read_timeout))]
+    pub header_read_timeout: Dur,
+
+    /// An idle keep-alive connection is closed after this time.
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(defaults().keep_alive_timeout))]
+    pub keep_alive_timeout: Dur,
+
+    /// Slowest request body, in bytes per second on average once the grace period is over
+    /// (→ 408); 0 turns the check off.
+    #[arg(long, value_name = "BYTES_PER_S", default_value_t = defaults().min_body_rate)]
+    pub min_body_rate: u64,
+
+    /// Grace period before --min-body-rate applies.
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(defaults().min_body_rate_grace))]
+    pub min_body_rate_grace: Dur,
+
+    /// A write that makes no progress for this long closes the connection.
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(defaults().write_timeout))]
+    pub write_timeout: Dur,
+
+    /// On shutdown, how long requests in flight may take before their connections are cut.
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(defaults().shutdown_timeout))]
+    pub shutdown_timeout: Dur,
+
+    /// HTTP/2 streams a client may have open on one connection (more are refused).
+    #[arg(long, value_name = "N", default_value_t = defaults().h2_max_concurrent_streams)]
+    pub h2_max_streams: u32,
+
+    /// Each HTTP/2 stream's receive window: request body a client may send ahead of the
+    /// handler reading it.
+    #[arg(long, value_name = "SIZE", value_parser = parse_window,
+          default_value_t = Size(u64::from(defaults().h2_stream_window)))]
+    pub h2_stream_window: Size,
+
+    /// An HTTP/2 connection's receive window, over all its streams.
+    #[arg(long, value_name = "SIZE", value_parser = parse_window,
+          default_value_t = Size(u64::from(defaults().h2_connection_window)))]
+    pub h2_connection_window: Size,
+}
+
+/// An HTTP/2 flow-control window: 65,535 bytes (the protocol's initial value, RFC 9113
+/// §6.9.2) up to 2^31-1.
+fn parse_window(v: &str) -> Result<Size, String> {
+    let size: Size = v.parse()?;
+    if !(65_535..=0x7fff_ffff).contains(&size.0) {
+        return Err("must be between 65535 and 2GiB-1 bytes".to_owned());
+    }
+    Ok(size)
+}
+
+/// The access log.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Logging")]
+pub struct LogArgs {
+    /// Do not write the access log.
+    #[arg(long)]
+    pub quiet: bool,
+
+    /// Access log line format: Apache/nginx `common` or `combined` (with Referer and
+    /// User-Agent), or `json` (one object per line).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Format::Combined)]
+    pub log_format: Format,
+
+    /// Append the access log to this file instead of stderr; SIGHUP reopens it (log rotation).
+    /// Lines are written by their own thread; if the file falls more than 4 MiB behind, lines
+    /// are dropped and counted on stderr rather than slowing requests down.
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
+}
+
+fn defaults() -> Config {
+    Config::default()
+}
+
+impl ServeArgs {
+    /// The server configuration the limit flags describe.
+    pub fn config(&self) -> Config {
+        let l = &self.limits;
+        let mut config = Config::default();
+        config.head.max_head_bytes = usize::try_from(l.max_head_bytes.0).unwrap_or(usize::MAX);
+        config.head.max_headers = l.max_headers;
+        config.head.max_target_bytes = usize::try_from(l.max_target_bytes.0).unwrap_or(usize::MAX);
+        config.max_body_bytes = l.max_body_bytes.0;
+        config.max_drain_bytes = l.max_drain_bytes.0;
+        config.max_connections = l.max_connections;
+        config.header_read_timeout = l.header_read_timeout.0;
+        config.tls_handshake_timeout = self.tls.tls_handshake_timeout.0;
+        config.keep_alive_timeout = l.keep_alive_timeout.0;
+        config.min_body_rate = l.min_body_rate;
+        config.min_body_rate_grace = l.min_body_rate_grace.0;
+        config.write_timeout = l.write_timeout.0;
+        config.shutdown_timeout = l.shutdown_timeout.0;
+        config.drain_grace = self.ops.drain_grace.0;
+        config.http2 = !self.no_http2;
+        config.h2c = !self.no_h2c;
+        config.h2_max_concurrent_streams = l.h2_max_streams;
+        // Bounded by `parse_window`.
+        config.h2_stream_window = l.h2_stream_window.0 as u32;
+        config.h2_connection_window = l.h2_connection_window.0 as u32;
+        config
+    }
+}
+
+fn parse_cache_control(v: &str) -> Result<String, String> {
+    if v.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b)) {
+        Ok(v.to_owned())
+    } else {
+        Err("must be visible ASCII, spaces and tabs (no line breaks)".to_owned())
+    }
+}
+
+/// `--compress`: the levels asked for, in `Coding::ALL`-independent form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompressArg(pub Vec<(Coding, Option<u32>)>);
+
+impl ServeArgs {
+    /// The compression settings the flags describe.
+    pub fn compression(&self) -> Compression {
+        let mut c = Compression::off()
+            .max_size(self.compress_max_size.0)
+            .cache_bytes(usize::try_from(self.compress_cache.0).unwrap_or(usize::MAX));
+        for &(coding, level) in &self.compress.0 {
+            let default = Compression::default().level_of(coding);
+            c = c.level(coding, level.or(default).or(Some(6)));
+        }
+        c
+    }
+}
+
+fn parse_compress(v: &str) -> Result<CompressArg, String> {
+    if v == "off" {
+        return Ok(CompressArg(Vec::new()));
+    }
+    let mut out = Vec::new();
+    for item in v.split(',').map(str::trim) {
+        let (name, level) = match item.split_once('=') {
+            Some((n, l)) => {
+                let l: u32 = l.parse().map_err(|_| format!("'{l}' is not a level"))?;
+                (n, Some(l))
+            }
+            None => (item, None),
+        };
+        let coding = match name {
+            "gzip" => Coding::Gzip,
+            "br" => Coding::Brotli,
+            "zstd" => Coding::Zstd,
+            _ => return Err(format!("'{name}': use off, or gzip, br and zstd with =LEVEL")),
+        };
+        out.push((coding, level));
+    }
+    Ok(CompressArg(out))
+}
+
+/// The request keeps header positions as 16-bit offsets (see `server::Config::head`).
+fn parse_head_bytes(v: &str) -> Result<Size, String> {
+    let size: Size = v.parse()?;
+    if size.0 > u64::from(u16::MAX) {
+        return Err("at most 65535 bytes (64KiB-1)".to_owned());
+    }
+    Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    /// With no flags, the CLI's configuration is the library's default, field for field.
+    #[test]
+    fn defaults_are_the_librarys() {
+        let cli = Cli::try_parse_from(["serve"]).unwrap();
+        assert_eq!(cli.serve.config(), Config::default());
+    }
+
+    #[test]
+    fn every_limit_flag_reaches_the_config() {
+        let cli = Cli::try_parse_from([
+            "serve",
+            "--max-head-bytes=20KiB",
+            "--max-headers=50",
+            "--max-target-bytes=4KiB",
+            "--max-body-bytes=1MiB",
+            "--max-drain-bytes=1KiB",
+            "--max-connections=10",
+            "--header-read-timeout=500ms",
+            "--tls-handshake-timeout=3s",
+            "--keep-alive-timeout=2m",
+            "--min-body-rate=0",
+            "--min-body-rate-grace=1s",
+            "--write-timeout=1h",
+            "--shutdown-timeout=0",
+        ])
+        .unwrap();
+        let c = cli.serve.config();
+        use std::time::Duration as D;
+        assert_eq!(
+            (c.head.max_head_bytes, c.head.max_headers, c.head.max_target_bytes),
+            (20 << 10, 50, 4 << 10)
+        );
+        assert_eq!(
+            (c.max_body_bytes, c.max_drain_bytes, c.max_connections),
+            (1 << 20, 1 << 10, 10)
+        );
+        assert_eq!(c.header_read_timeout, D::from_millis(500));
+        assert_eq!(c.tls_handshake_timeout, D::from_secs(3));
+        assert_eq!(c.keep_alive_timeout, D::from_secs(120));
+        assert_eq!((c.min_body_rate, c.min_body_rate_grace), (0, D::from_secs(1)));
+        assert_eq!((c.write_timeout, c.shutdown_timeout), (D::from_secs(3600), D::ZERO));
+        assert!(Cli::try_parse_from(["serve", "--max-head-bytes=64KiB"]).is_err());
+    }
+
+    #[test]
+    fn compress_flag() {
+        let parse = |v: &str| {
+            Cli::try_parse_from(["serve", "--compress", v]).map(|c| c.serve.compression())
+        };
+        assert_eq!(
+            Cli::try_parse_from(["serve"]).unwrap().serve.compression(),
+            Compression::default()
+        );
+        assert!(!parse("off").unwrap().is_on());
+        let c = parse("gzip=9").unwrap();
+        assert_eq!(
+            [c.level_of(Coding::Gzip), c.level_of(Coding::Brotli), c.level_of(Coding::Zstd)],
+            [Some(9), None, None]
+        );
+        let c = parse("br,zstd=19").unwrap();
+        assert_eq!(
+            [c.level_of(Coding::Gzip), c.level_of(Coding::Brotli), c.level_of(Coding::Zstd)],
+            [None, Some(5), Some(19)]
+        );
+        for bad in ["deflate", "gzip=x", "gzip=", ""] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        assert!(Cli::try_parse_from(["serve", "--keep-alive-timeout=75"]).is_err());
+    }
+}
