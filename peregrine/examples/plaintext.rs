@@ -3,10 +3,14 @@
 //!
 //! ```text
 //! cargo run --release --example plaintext -- --addr 127.0.0.1:8080 [--workers N]
+//!     [--tls-cert cert.pem --tls-key key.pem]
 //! ```
+//!
+//! With `--tls-cert` and `--tls-key` it answers over HTTPS instead (bench/tls.sh).
 
 use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
+use peregrine::server::TlsConfig;
 use peregrine::{Body, Request, Response, Server};
 
 async fn plaintext(req: Request) -> Response {
@@ -23,6 +27,7 @@ async fn plaintext(req: Request) -> Response {
 fn main() -> std::io::Result<()> {
     let mut addr = String::from("127.0.0.1:8080");
     let mut workers = None;
+    let (mut cert, mut key) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -30,8 +35,13 @@ fn main() -> std::io::Result<()> {
             "--workers" => {
                 workers = Some(args.next().and_then(|n| n.parse().ok()).expect("--workers N"))
             }
+            "--tls-cert" => cert = Some(args.next().expect("--tls-cert needs a file")),
+            "--tls-key" => key = Some(args.next().expect("--tls-key needs a file")),
             other => {
-                eprintln!("usage: plaintext [--addr HOST:PORT] [--workers N] (unknown: {other})");
+                eprintln!(
+                    "usage: plaintext [--addr HOST:PORT] [--workers N] \
+                     [--tls-cert FILE --tls-key FILE] (unknown: {other})"
+                );
                 std::process::exit(2);
             }
         }
@@ -39,6 +49,17 @@ fn main() -> std::io::Result<()> {
     let mut server = Server::bind(addr.as_str());
     if let Some(n) = workers {
         server = server.workers(n);
+    }
+    match (cert, key) {
+        (Some(cert), Some(key)) => {
+            let tls = TlsConfig::from_pem_files(cert, key).map_err(std::io::Error::other)?;
+            server = server.tls(tls);
+        }
+        (None, None) => {}
+        _ => {
+            eprintln!("plaintext: --tls-cert and --tls-key go together");
+            std::process::exit(2);
+        }
     }
     eprintln!("plaintext: listening on {addr}");
     server.run(plaintext)
