@@ -41,6 +41,33 @@ fn keep_alive_and_pipelining_over_tls() {
     assert_eq!(c.response().body, b"hello");
 }
 
+/// Pins the read path that skips the `recv` bound to fail: a short read of ciphertext marks
+/// the socket not readable. Records that come later, one small record at a time, must still
+/// wake the connection; a body sent at once fills rustls's reads (4 KiB and more), which keep
+/// the socket readable, and must be read whole.
+#[test]
+fn records_trickled_or_in_bulk_are_all_read() {
+    let cert = self_signed(&["localhost"]);
+    let server = tls_server(&cert, test_config());
+    let client = client_config(&[&cert], &[]);
+    let mut c = RawClient::connect_tls(server.local_addr(), client, "localhost");
+    // Each `send` is one TLS record.
+    for piece in get("/info?trickled").chunks(5) {
+        c.send(piece);
+        std::thread::sleep(Duration::from_millis(15));
+    }
+    assert_eq!(c.response().body, b"GET /info trickled Http11");
+    let body: Vec<u8> = (0..300_000).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut post =
+        format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", body.len())
+            .into_bytes();
+    post.extend_from_slice(&body);
+    c.send(&post);
+    assert_eq!(c.response().body, body);
+    c.send(&get("/"));
+    assert_eq!(c.response().body, b"hello");
+}
+
 #[test]
 fn alpn_chooses_http11() {
     let cert = self_signed(&["localhost"]);
