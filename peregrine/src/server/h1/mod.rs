@@ -161,8 +161,10 @@ pub(crate) fn serve<H: Handler>(
         let mut sleep =
             pin!(tokio::time::sleep_until(started + conn.worker.config.header_read_timeout));
         match conn.run(&mut sleep, started).await {
-            // The last response said `Connection: close`.
+            // The last response said `Connection: close` (or the request was refused): over
+            // TLS our close_notify leaves with it, in one write.
             Ok(()) => {
+                conn.io.close_notify_on_flush();
                 if conn.flush(&mut sleep).await.is_ok() {
                     conn.linger(&mut sleep).await;
                 }
@@ -439,7 +441,7 @@ impl<H: Handler> Conn<H> {
             }
         }
         if !keep_alive {
-            self.flush(sleep).await?;
+            // `serve` flushes it, with the TLS close_notify.
             return Ok(false);
         }
         if self.wbuf.len() >= FLUSH_AT {
@@ -737,7 +739,11 @@ impl<H: Handler> Conn<H> {
         deadline: Option<Instant>,
         partial: bool,
     ) -> Result<(), Close> {
-        self.flush(sleep).await?;
+        // Bytes TLS already decrypted mean no wait: what is queued (responses, the session
+        // tickets) leaves with the answers to them, in one write.
+        if !self.io.has_buffered_read() {
+            self.flush(sleep).await?;
+        }
         let Conn { io, rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
         let (io, worker, idle) = (&*io, &**worker, *idle);
         let keep_alive = worker.config.keep_alive_timeout;
