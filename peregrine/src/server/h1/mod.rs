@@ -154,6 +154,7 @@ pub(crate) fn serve<H: Handler>(
         timer_at: None,
         holding: false,
         cont: false,
+        client_close: false,
         body: None,
         log: None,
     };
@@ -203,6 +204,9 @@ struct Conn<H: Handler> {
     /// `100 Continue` is owed: sent when the handler first wants body bytes none of which has
     /// arrived (RFC 9110 §10.1.1).
     cont: bool,
+    /// The request being answered asked to end the connection (`Connection: close`, or
+    /// HTTP/1.0 without keep-alive): after it the client sends nothing more.
+    client_close: bool,
     /// The request-body source, made at the first request with a body.
     body: Option<Arc<RequestBody>>,
     /// The access log's record of the current request, when logging is on.
@@ -404,6 +408,7 @@ impl<H: Handler> Conn<H> {
         // Layout note: whatever is live across an `.await` here is part of every connection's
         // future, idle or not; the rare paths (draining, streamed bodies) box their futures.
         let Job { slot, keep_alive, is_head, version, has_body } = job;
+        self.client_close = !keep_alive;
         let (keep_alive, rest, drain) =
             match self.call(slot, keep_alive, is_head, version, has_body, sleep).await {
                 Outcome::Encoded { keep_alive, rest, drain } => (keep_alive, rest?, drain),
