@@ -162,91 +162,123 @@ fn handshake(
     }
 }
 
-fn bench_provider(c: &mut Criterion<CpuTime>, p: &Provider, cert: &Cert) {
-    let server_cfg = server_config(p, cert);
-    let full_cfg = client_config(p, cert, false);
-    let resume_cfg = client_config(p, cert, true);
-    let mut wire = Vec::with_capacity(64 * 1024);
-
-    // Check each shape is what its name says before timing it.
-    let (_, s, _) = handshake(&server_cfg, &full_cfg, &mut wire);
-    assert_eq!(s.handshake_kind(), Some(HandshakeKind::Full));
-    let _ = handshake(&server_cfg, &resume_cfg, &mut wire);
-    let (_, s, _) = handshake(&server_cfg, &resume_cfg, &mut wire);
-    assert_eq!(s.handshake_kind(), Some(HandshakeKind::Resumed), "{}", p.name);
-
-    let mut g = c.benchmark_group("handshake-full");
-    g.bench_function(p.name, |b| {
-        b.iter_custom(|iters| {
-            (0..iters).map(|_| black_box(handshake(&server_cfg, &full_cfg, &mut wire)).0).sum()
-        })
-    });
-    g.finish();
-
-    let mut g = c.benchmark_group("handshake-resumed");
-    g.bench_function(p.name, |b| {
-        b.iter_custom(|iters| {
-            (0..iters).map(|_| black_box(handshake(&server_cfg, &resume_cfg, &mut wire)).0).sum()
-        })
-    });
-    g.finish();
-
-    let (_, mut server, mut client) = handshake(&server_cfg, &full_cfg, &mut wire);
-    let mut records: Vec<Vec<u8>> = (0..BATCH).map(|_| Vec::with_capacity(256)).collect();
-    let mut plain = [0u8; 512];
-    let mut g = c.benchmark_group("request");
-    g.bench_function(p.name, |b| {
-        b.iter_custom(|iters| {
-            let mut spent = 0;
-            let mut left = iters;
-            while left > 0 {
-                let n = left.min(BATCH as u64) as usize;
-                for record in &mut records[..n] {
-                    client.writer().write_all(REQUEST).unwrap();
-                    record.clear();
-                    while client.wants_write() {
-                        client.write_tls(record).unwrap();
-                    }
-                }
-                let t = thread_cpu_ns();
-                for record in &records[..n] {
-                    server_recv(&mut server, record);
-                    let got = server.reader().read(&mut plain).unwrap();
-                    black_box(&plain[..got]);
-                    server.writer().write_all(RESPONSE).unwrap();
-                    while server.wants_write() {
-                        server.write_tls(&mut io::sink()).unwrap();
-                    }
-                }
-                spent += thread_cpu_ns() - t;
-                left -= n as u64;
-            }
-            spent
-        })
-    });
-    g.finish();
-
-    let body: Vec<u8> = (0..BULK).map(|i| (i * 7 + i / 251) as u8).collect();
-    let mut g = c.benchmark_group("bulk-1MiB");
-    g.throughput(Throughput::Bytes(BULK as u64));
-    g.bench_function(p.name, |b| {
-        b.iter_custom(|iters| {
-            let t = thread_cpu_ns();
-            for _ in 0..iters {
-                let mut rest = &body[..];
-                while !rest.is_empty() {
-                    let n = server.writer().write(rest).unwrap();
-                    rest = &rest[n..];
-                    while server.wants_write() {
-                        server.write_tls(&mut io::sink()).unwrap();
-                    }
-                }
-            }
-            thread_cpu_ns() - t
-        })
-    });
-    g.finish();
+/// One provider's server and clients, and an established session for the request and bulk
+/// scenarios.
+struct Setup {
+    name: &'static str,
+    server_cfg: Arc<ServerConfig>,
+    full_cfg: Arc<ClientConfig>,
+    resume_cfg: Arc<ClientConfig>,
+    server: ServerConnection,
+    client: ClientConnection,
+    wire: Vec<u8>,
+    records: Vec<Vec<u8>>,
 }
+
+impl Setup {
+    fn new(p: &Provider, cert: &Cert) -> Setup {
+        let server_cfg = server_config(p, cert);
+        let full_cfg = client_config(p, cert, false);
+        let resume_cfg = client_config(p, cert, true);
+        let mut wire = Vec::with_capacity(64 * 1024);
+        // Check each shape is what its name says before timing it.
+        let (_, s, _) = handshake(&server_cfg, &full_cfg, &mut wire);
+        assert_eq!(s.handshake_kind(), Some(HandshakeKind::Full));
+        let _ = handshake(&server_cfg, &resume_cfg, &mut wire);
+        let (_, s, _) = handshake(&server_cfg, &resume_cfg, &mut wire);
+        assert_eq!(s.handshake_kind(), Some(HandshakeKind::Resumed), "{}", p.name);
+        let (_, server, client) = handshake(&server_cfg, &full_cfg, &mut wire);
+        let records = (0..BATCH).map(|_| Vec::with_capacity(256)).collect();
+        Setup { name: p.name, server_cfg, full_cfg, resume_cfg, server, client, wire, records }
+    }
+
+    /// Server CPU time (ns) of `iters` handshakes.
+    fn handshakes(&mut self, iters: u64, resume: bool) -> u64 {
+        let client_cfg = if resume { &self.resume_cfg } else { &self.full_cfg };
+        (0..iters)
+            .map(|_| black_box(handshake(&self.server_cfg, client_cfg, &mut self.wire)).0)
+            .sum()
+    }
+
+    /// Server CPU time (ns) of `iters` requests read and answered, in batches the client
+    /// encrypts untimed.
+    fn requests(&mut self, iters: u64) -> u64 {
+        let Setup { server, client, records, .. } = self;
+        let mut plain = [0u8; 512];
+        let (mut spent, mut left) = (0, iters);
+        while left > 0 {
+            let n = left.min(BATCH as u64) as usize;
+            for record in &mut records[..n] {
+                client.writer().write_all(REQUEST).unwrap();
+                record.clear();
+                while client.wants_write() {
+                    client.write_tls(record).unwrap();
+                }
+            }
+            let t = thread_cpu_ns();
+            for record in &records[..n] {
+                server_recv(server, record);
+                let got = server.reader().read(&mut plain).unwrap();
+                black_box(&plain[..got]);
+                server.writer().write_all(RESPONSE).unwrap();
+                while server.wants_write() {
+                    server.write_tls(&mut io::sink()).unwrap();
+                }
+            }
+            spent += thread_cpu_ns() - t;
+            left -= n as u64;
+        }
+        spent
+    }
+
+    /// Server CPU time (ns) of `iters` times `body` written, encrypted and drained.
+    fn bulk(&mut self, iters: u64, body: &[u8]) -> u64 {
+        let server = &mut self.server;
+        let t = thread_cpu_ns();
+        for _ in 0..iters {
+            let mut rest = body;
+            while !rest.is_empty() {
+                let n = server.writer().write(rest).unwrap();
+                rest = &rest[n..];
+                while server.wants_write() {
+                    server.write_tls(&mut io::sink()).unwrap();
+                }
+            }
+        }
+        thread_cpu_ns() - t
+    }
+}
+
+/// Each scenario is one group with every provider in it, run back to back, so a change in the
+/// machine's load between scenarios does not fall between the providers.
+fn bench(c: &mut Criterion<CpuTime>, setups: &mut [Setup]) {
+    let body: Vec<u8> = (0..BULK).map(|i| (i * 7 + i / 251) as u8).collect();
+    for group in GROUPS {
+        let mut g = c.benchmark_group(group.0);
+        if group.0 == "bulk-1MiB" {
+            g.throughput(Throughput::Bytes(BULK as u64));
+        }
+        for setup in setups.iter_mut() {
+            g.bench_function(setup.name, |b| {
+                b.iter_custom(|iters| match group.0 {
+                    "handshake-full" => setup.handshakes(iters, false),
+                    "handshake-resumed" => setup.handshakes(iters, true),
+                    "request" => setup.requests(iters),
+                    _ => setup.bulk(iters, &body),
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+/// The scenarios (criterion groups) and the unit of one iteration.
+const GROUPS: [(&str, &str); 4] = [
+    ("handshake-full", "handshake"),
+    ("handshake-resumed", "handshake"),
+    ("request", "request"),
+    ("bulk-1MiB", "MiB"),
+];
 
 fn output_dir() -> PathBuf {
     if let Some(home) = std::env::var_os("CRITERION_HOME") {
@@ -278,9 +310,8 @@ fn main() {
         .configure_from_args();
     let cert = cert();
     let all = providers();
-    for p in &all {
-        bench_provider(&mut c, p, &cert);
-    }
+    let mut setups: Vec<Setup> = all.iter().map(|p| Setup::new(p, &cert)).collect();
+    bench(&mut c, &mut setups);
     c.final_summary();
 
     println!();
@@ -288,12 +319,7 @@ fn main() {
         println!("summary tls-provider: only {} compiled in; add --features ring", all[0].name);
         return;
     };
-    for (group, unit) in [
-        ("handshake-full", "handshake"),
-        ("handshake-resumed", "handshake"),
-        ("request", "request"),
-        ("bulk-1MiB", "MiB"),
-    ] {
+    for (group, unit) in GROUPS {
         let (Some(x), Some(y)) = (median_ns(&dir, group, a.name), median_ns(&dir, group, b.name))
         else {
             continue;
