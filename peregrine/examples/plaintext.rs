@@ -3,12 +3,16 @@
 //!
 //! ```text
 //! cargo run --release --example plaintext -- --addr 127.0.0.1:8080 [--workers N] [--metrics PATH]
+//!     [--tls-cert cert.pem --tls-key key.pem]
 //! ```
 //!
 //! `--metrics PATH` turns the server's counters on (`bench/callgrind.sh` measures their cost).
+//! With `--tls-cert` and `--tls-key` it answers over HTTPS instead (bench/tls.sh); HTTP/2 is
+//! served beside HTTP/1.1 either way (h2c on plain TCP, ALPN h2 on TLS).
 
 use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
+use peregrine::server::TlsConfig;
 use peregrine::{Body, Request, Response, Server};
 
 async fn plaintext(req: Request) -> Response {
@@ -26,6 +30,7 @@ fn main() -> std::io::Result<()> {
     let mut addr = String::from("127.0.0.1:8080");
     let mut workers = None;
     let mut metrics = None;
+    let (mut cert, mut key) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -34,10 +39,12 @@ fn main() -> std::io::Result<()> {
                 workers = Some(args.next().and_then(|n| n.parse().ok()).expect("--workers N"))
             }
             "--metrics" => metrics = Some(args.next().expect("--metrics needs a path")),
+            "--tls-cert" => cert = Some(args.next().expect("--tls-cert needs a file")),
+            "--tls-key" => key = Some(args.next().expect("--tls-key needs a file")),
             other => {
                 eprintln!(
                     "usage: plaintext [--addr HOST:PORT] [--workers N] [--metrics PATH] \
-                     (unknown: {other})"
+                     [--tls-cert FILE --tls-key FILE] (unknown: {other})"
                 );
                 std::process::exit(2);
             }
@@ -49,6 +56,17 @@ fn main() -> std::io::Result<()> {
     }
     if let Some(path) = metrics {
         server = server.metrics(path);
+    }
+    match (cert, key) {
+        (Some(cert), Some(key)) => {
+            let tls = TlsConfig::from_pem_files(cert, key).map_err(std::io::Error::other)?;
+            server = server.tls(tls);
+        }
+        (None, None) => {}
+        _ => {
+            eprintln!("plaintext: --tls-cert and --tls-key go together");
+            std::process::exit(2);
+        }
     }
     eprintln!("plaintext: listening on {addr}");
     server.run(plaintext)

@@ -174,3 +174,40 @@ fn binding_a_port_another_server_listens_on_fails() {
     let err = peregrine::Server::bind(plain.local_addr().unwrap()).spawn(app).err();
     assert_eq!(err.map(|e| e.kind()), Some(std::io::ErrorKind::AddrInUse));
 }
+
+/// Pins when the lingering close is skipped: after a request that itself asked to close, with
+/// nothing of it left unread, the server closes its socket at once instead of reading until
+/// the client's FIN (as nginx's `lingering_close on`). Bytes the client sends afterwards
+/// (against RFC 9112 §9.6) meet a closed socket: the reset makes the next write fail.
+#[test]
+fn no_lingering_after_a_request_that_asked_to_close() {
+    let server = spawn(app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    let got = c.read_to_close();
+    assert!(got.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&got));
+    assert_eq!(late_writes(&mut c).err().map(|e| e.kind()), Some(std::io::ErrorKind::BrokenPipe));
+}
+
+/// The other side of the rule above: when the server decides to close while the client may
+/// still be sending (here a body over the limit, refused with 413 before it is read), it
+/// lingers, reading and dropping what comes, so the client's late bytes cause no reset that
+/// could destroy the response.
+#[test]
+fn the_server_lingers_when_the_client_may_still_send() {
+    let config = peregrine::server::Config { max_body_bytes: 1000, ..support::test_config() };
+    let server = support::spawn_with(config, app);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n");
+    assert_eq!(c.response().status, 413);
+    assert!(late_writes(&mut c).is_ok(), "the late bytes were refused: no lingering");
+}
+
+/// Two writes 50 ms apart after the server has closed its side: the second fails if the
+/// first met a closed socket (which answers with a reset).
+fn late_writes(c: &mut RawClient) -> std::io::Result<()> {
+    std::thread::sleep(Duration::from_millis(50));
+    c.try_send(&[b'x'; 512])?;
+    std::thread::sleep(Duration::from_millis(50));
+    c.try_send(&[b'x'; 512])
+}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use peregrine::Server;
 use peregrine::files::ServeDir;
 use peregrine::server::{Config, TlsConfig};
+use rustls::HandshakeKind;
 use support::tls::{TestCert, client_config, self_signed};
 use support::{RawClient, app, get, test_config};
 
@@ -39,6 +40,62 @@ fn keep_alive_and_pipelining_over_tls() {
     assert_eq!(c.response().body, b"part1;part2;part3;");
     assert_eq!(c.response().body, b"GET /info b Http11");
     assert_eq!(c.response().body, b"hello");
+}
+
+/// Pins the read path that skips the `recv` bound to fail: a short read of ciphertext marks
+/// the socket not readable. Records that come later, one small record at a time, must still
+/// wake the connection; a body sent at once fills rustls's reads (4 KiB and more), which keep
+/// the socket readable, and must be read whole.
+#[test]
+fn records_trickled_or_in_bulk_are_all_read() {
+    let cert = self_signed(&["localhost"]);
+    let server = tls_server(&cert, test_config());
+    let client = client_config(&[&cert], &[]);
+    let mut c = RawClient::connect_tls(server.local_addr(), client, "localhost");
+    // Each `send` is one TLS record.
+    for piece in get("/info?trickled").chunks(5) {
+        c.send(piece);
+        std::thread::sleep(Duration::from_millis(15));
+    }
+    assert_eq!(c.response().body, b"GET /info trickled Http11");
+    let body: Vec<u8> = (0..300_000).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut post =
+        format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", body.len())
+            .into_bytes();
+    post.extend_from_slice(&body);
+    c.send(&post);
+    assert_eq!(c.response().body, body);
+    c.send(&get("/"));
+    assert_eq!(c.response().body, b"hello");
+}
+
+/// The last response goes out with our close_notify after it (RFC 8446 §6.1), now in the same
+/// write: the client reads the whole response, then a clean end, for `Connection: close`, an
+/// HTTP/1.0 request and a refused one. The session tickets, held back to leave with the first
+/// response, still arrive: the next connection resumes.
+#[test]
+fn the_last_response_ends_with_close_notify() {
+    let cert = self_signed(&["localhost"]);
+    let server = tls_server(&cert, test_config());
+    let client = client_config(&[&cert], &[]);
+    let requests: [&[u8]; 3] = [
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        b"GET / HTTP/1.0\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: x\r\n\r\n",
+    ];
+    for (i, request) in requests.into_iter().enumerate() {
+        let mut stream =
+            support::tls::connect(server.local_addr(), client.clone(), "localhost").unwrap();
+        let kind = if i == 0 { HandshakeKind::Full } else { HandshakeKind::Resumed };
+        assert_eq!(stream.conn.handshake_kind(), Some(kind), "request {i}");
+        stream.write_all(request).unwrap();
+        let mut got = Vec::new();
+        // rustls returns Ok(0) only after close_notify; a bare FIN is an UnexpectedEof error.
+        stream.read_to_end(&mut got).expect("a clean TLS close");
+        let text = String::from_utf8_lossy(&got);
+        let expect = if i == 2 { "HTTP/1.1 400" } else { "HTTP/1.1 200" };
+        assert!(text.starts_with(expect), "request {i}: {text}");
+    }
 }
 
 #[test]
@@ -99,13 +156,13 @@ fn sessions_resume() {
     let client = client_config(&[&cert], &[]);
     let mut first =
         support::tls::connect(server.local_addr(), client.clone(), "localhost").unwrap();
-    assert_eq!(first.conn.handshake_kind(), Some(rustls::HandshakeKind::Full));
+    assert_eq!(first.conn.handshake_kind(), Some(HandshakeKind::Full));
     // TLS 1.3 tickets arrive after the handshake: one request reads them.
     first.write_all(&get("/")).unwrap();
     let mut buf = [0u8; 256];
     let _ = first.read(&mut buf).unwrap();
     let second = support::tls::connect(server.local_addr(), client, "localhost").unwrap();
-    assert_eq!(second.conn.handshake_kind(), Some(rustls::HandshakeKind::Resumed));
+    assert_eq!(second.conn.handshake_kind(), Some(HandshakeKind::Resumed));
 }
 
 #[test]

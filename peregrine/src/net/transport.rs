@@ -34,11 +34,13 @@ pub(crate) struct TlsStream {
     plaintext: usize,
     /// The peer sent `close_notify`, or its end of the stream closed.
     eof: bool,
+    /// Our `close_notify` goes after the bytes the next flush sends, in the same write.
+    close_on_flush: bool,
 }
 
 impl TlsStream {
     pub(crate) fn new(tcp: TcpStream, tls: rustls::ServerConnection) -> TlsStream {
-        TlsStream { tcp, tls, plaintext: 0, eof: false }
+        TlsStream { tcp, tls, plaintext: 0, eof: false, close_on_flush: false }
     }
 
     /// Reads what the socket has into rustls and processes it. `Ok(false)` at end of stream.
@@ -89,8 +91,17 @@ impl TlsStream {
     }
 
     /// Runs the handshake as far as the socket allows: `Ready(Ok)` once it is done.
+    ///
+    /// Over TLS 1.3 the records rustls queues on the client's Finished are the session tickets
+    /// (RFC 8446 §4.6.1), which the client does not wait for: they stay queued and leave in the
+    /// write of the first response (or before the connection first waits to read), saving a
+    /// write. TLS 1.2 ends with our Finished, which the client does wait for: it goes at once.
     pub(crate) fn poll_handshake(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         loop {
+            let done = !self.tls.is_handshaking();
+            if done && self.tls.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3) {
+                return Poll::Ready(Ok(()));
+            }
             if self.tls.wants_write() {
                 match self.write_tls() {
                     Ok(()) => {}
@@ -101,7 +112,7 @@ impl TlsStream {
                     Err(e) => return Poll::Ready(Err(e)),
                 }
             }
-            if !self.tls.is_handshaking() {
+            if done {
                 return Poll::Ready(Ok(()));
             }
             match self.read_tls() {
@@ -120,9 +131,26 @@ impl TlsStream {
 struct SyncTcp<'a>(&'a TcpStream);
 
 impl Read for SyncTcp<'_> {
+    /// A short read also clears the socket's readiness, as plain TCP does in
+    /// [`Transport::try_read_buf`]: rustls offers room for a whole read (4 KiB and more), so a
+    /// request that fits in a short read leaves nothing behind, and the `recv` that would only
+    /// return `EAGAIN` before the next wait is saved (one per request on a keep-alive
+    /// connection, two per handshake: `strace -c` under bench/tls.sh).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.try_read(buf)
+        let n = self.0.try_read(buf)?;
+        if n != 0 && n < buf.len() {
+            clear_read_readiness(self.0);
+        }
+        Ok(n)
     }
+}
+
+/// Marks the socket not readable until the next readiness event (safe with edge-triggered
+/// epoll: bytes arriving after the read raise a new event, and tokio keeps a read-closed state).
+#[inline]
+fn clear_read_readiness(tcp: &TcpStream) {
+    let _ =
+        tcp.try_io(Interest::READABLE, || Err::<(), _>(io::Error::from(io::ErrorKind::WouldBlock)));
 }
 
 impl Write for SyncTcp<'_> {
@@ -184,9 +212,7 @@ impl Transport {
                 let spare = buf.capacity() - buf.len();
                 let n = tcp.try_read_buf(buf)?;
                 if n != 0 && n < spare {
-                    let _ = tcp.try_io(Interest::READABLE, || {
-                        Err::<(), _>(io::Error::from(io::ErrorKind::WouldBlock))
-                    });
+                    clear_read_readiness(tcp);
                 }
                 Ok(n)
             }
@@ -210,7 +236,9 @@ impl Transport {
     }
 
     /// Writes from `data`: how many bytes were taken, or `WouldBlock`. Over TLS the bytes are
-    /// taken into rustls, which encrypts them; [`Transport::poll_flush`] pushes the rest out.
+    /// taken into rustls, which encrypts them, and stay there until [`Transport::poll_flush`]
+    /// (or a write that finds rustls full) sends them: records queued before (session tickets)
+    /// and after (`close_notify`) leave in the same `writev`.
     #[inline]
     pub(crate) fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
         match self {
@@ -218,16 +246,15 @@ impl Transport {
             Transport::Tls(tls) => {
                 // rustls takes plaintext while its buffer of unsent records is under its limit
                 // (`set_buffer_limit`, 64 KiB by default), so a peer that does not read cannot
-                // make us buffer more.
-                let _ = flush_tls(tls);
+                // make us buffer more. Full: push records out, then offer the bytes again.
                 let n = tls.tls.writer().write(data)?;
-                if n == 0 && !data.is_empty() {
-                    return Err(io::ErrorKind::WouldBlock.into());
+                if n != 0 || data.is_empty() {
+                    return Ok(n);
                 }
-                // Push it out now; what does not fit waits for the next write or flush.
-                match flush_tls(tls) {
-                    Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
-                    _ => Ok(n),
+                flush_tls(tls)?;
+                match tls.tls.writer().write(data)? {
+                    0 => Err(io::ErrorKind::WouldBlock.into()),
+                    n => Ok(n),
                 }
             }
         }
@@ -244,6 +271,9 @@ impl Transport {
         match self {
             Transport::Plain(_) => Poll::Ready(Ok(())),
             Transport::Tls(tls) => loop {
+                if std::mem::take(&mut tls.close_on_flush) {
+                    tls.tls.send_close_notify();
+                }
                 match flush_tls(tls) {
                     Ok(()) => return Poll::Ready(Ok(())),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -255,6 +285,25 @@ impl Transport {
         }
     }
 
+    /// The response being flushed is the connection's last: over TLS, `close_notify` goes
+    /// after it in the same write, when [`Transport::poll_flush`] has something to send
+    /// (else [`Transport::shutdown_write`] sends it on its own).
+    pub(crate) fn close_notify_on_flush(&mut self) {
+        if let Transport::Tls(tls) = self {
+            tls.close_on_flush = true;
+        }
+    }
+
+    /// Whether decrypted bytes already wait to be read (TLS plaintext rustls holds), so the
+    /// next read returns data without waiting. The end of the stream does not count: before
+    /// it is read, what is queued must be sent.
+    pub(crate) fn has_buffered_read(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(tls) => tls.plaintext > 0,
+        }
+    }
+
     /// Whether bytes wait in the transport for [`Transport::poll_flush`].
     pub(crate) fn has_pending(&self) -> bool {
         match self {
@@ -263,10 +312,12 @@ impl Transport {
         }
     }
 
-    /// Ends our direction of the stream: TLS sends `close_notify` first (best effort), then the
-    /// socket's write half is shut (RFC 8446 §6.1; RFC 9112 §9.6).
+    /// Ends our direction of the stream: TLS sends `close_notify` first (best effort, unless
+    /// it went with the last flush), then the socket's write half is shut (RFC 8446 §6.1;
+    /// RFC 9112 §9.6).
     pub(crate) fn shutdown_write(&mut self) -> io::Result<()> {
         if let Transport::Tls(tls) = self {
+            // Sent once: rustls ignores a second call.
             tls.tls.send_close_notify();
             let _ = flush_tls(tls);
         }

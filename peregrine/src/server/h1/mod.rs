@@ -225,6 +225,7 @@ pub(crate) fn serve<H: Handler>(
         timer_at: None,
         holding: Holding(None),
         cont: false,
+        client_close: false,
         body: None,
         log: None,
     };
@@ -232,8 +233,10 @@ pub(crate) fn serve<H: Handler>(
         let mut sleep =
             pin!(tokio::time::sleep_until(started + conn.worker.config.header_read_timeout));
         match conn.run(&mut sleep, started).await {
-            // The last response said `Connection: close`.
+            // The last response said `Connection: close` (or the request was refused): over
+            // TLS our close_notify leaves with it, in one write.
             Ok(Exit::Done) => {
+                conn.io.close_notify_on_flush();
                 if conn.flush(&mut sleep).await.is_ok() {
                     conn.linger(&mut sleep).await;
                 }
@@ -285,6 +288,9 @@ struct Conn<H: Handler> {
     /// `100 Continue` is owed: sent when the handler first wants body bytes none of which has
     /// arrived (RFC 9110 §10.1.1).
     cont: bool,
+    /// The request being answered asked to end the connection (`Connection: close`, or
+    /// HTTP/1.0 without keep-alive): after it the client sends nothing more.
+    client_close: bool,
     /// The request-body source, made at the first request with a body.
     body: Option<Arc<RequestBody>>,
     /// The access log's record of the current request, when logging is on.
@@ -526,6 +532,7 @@ impl<H: Handler> Conn<H> {
         // Layout note: whatever is live across an `.await` here is part of every connection's
         // future, idle or not; the rare paths (draining, streamed bodies) box their futures.
         let Job { slot, keep_alive, is_head, version, has_body } = job;
+        self.client_close = !keep_alive;
         let (keep_alive, rest, drain) =
             match self.call(slot, keep_alive, is_head, version, has_body, sleep).await {
                 Outcome::Encoded { keep_alive, rest, drain } => (keep_alive, rest?, drain),
@@ -566,7 +573,7 @@ impl<H: Handler> Conn<H> {
             }
         }
         if !keep_alive {
-            self.flush(sleep).await?;
+            // `serve` flushes it, with the TLS close_notify.
             return Ok(false);
         }
         if self.wbuf.len() >= FLUSH_AT {
@@ -854,7 +861,11 @@ impl<H: Handler> Conn<H> {
         deadline: Option<Instant>,
         partial: bool,
     ) -> Result<(), Close> {
-        self.flush(sleep).await?;
+        // Bytes TLS already decrypted mean no wait: what is queued (responses, the session
+        // tickets) leaves with the answers to them, in one write.
+        if !self.io.has_buffered_read() {
+            self.flush(sleep).await?;
+        }
         let Conn { io, rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
         let (io, worker, idle) = (&*io, &*worker, *idle);
         let keep_alive = worker.config.keep_alive_timeout;

@@ -149,8 +149,21 @@ impl<H: Handler> Conn<H> {
 
     /// Lingering close (as nginx's `lingering_close`): stop sending, then read and drop what
     /// the client still sends for a moment, so our last response is not destroyed by a reset.
+    ///
+    /// As nginx's default (`lingering_close on`), only when the client may still be sending:
+    /// not after a request that itself asked to close (RFC 9112 §9.6: its client sends no
+    /// further request) when nothing of it is left unread, in our buffers or signalled on the
+    /// socket. Waiting for that client's FIN cost a wake-up, a timer and a `recv` per
+    /// connection (bench/tls.sh, a handshake per request).
     pub(super) async fn linger(&mut self, sleep: &mut Pin<&mut Sleep>) {
         if self.io.shutdown_write().is_err() {
+            return;
+        }
+        if self.client_close
+            && self.rbuf.is_empty()
+            && !self.io.has_buffered_read()
+            && !read_signalled(self.io.tcp())
+        {
             return;
         }
         let deadline = Instant::now() + LINGER.min(self.worker.config.header_read_timeout);
@@ -193,6 +206,13 @@ pub(crate) fn trailer_allowed(name: &http::HeaderName) -> bool {
     ![CONTENT_LENGTH, TRANSFER_ENCODING, CONNECTION, TE, TRAILER, UPGRADE].contains(name)
         && name.as_str() != "keep-alive"
         && name.as_str() != "proxy-connection"
+}
+
+/// Whether the socket is marked readable (bytes or the end arrived and are not read yet),
+/// asked without waiting: with a no-op waker, as nothing waits on this socket after it.
+fn read_signalled(stream: &tokio::net::TcpStream) -> bool {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    stream.poll_read_ready(&mut cx).is_ready()
 }
 
 /// Writes `wbuf[*wpos..]` and then what the transport holds; clears the buffer once written.
