@@ -60,7 +60,8 @@ run h2c
 run h2c-strict -S
 stop
 
-if "$BIN" --help 2>&1 | grep -q -- --tls-cert; then
+usage=$("$BIN" --help 2>&1 || true)
+if grep -q -- --tls-cert <<<"$usage"; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
         -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
         -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
