@@ -42,6 +42,7 @@
 
 mod ascii;
 mod body;
+pub mod client;
 pub mod date;
 mod decimal;
 pub mod files;

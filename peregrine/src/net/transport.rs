@@ -25,11 +25,12 @@ pub(crate) enum Transport {
     Tls(Box<TlsStream>),
 }
 
-/// A TLS session over a TCP stream.
+/// A TLS session over a TCP stream, either role (the server's accepted connections, the
+/// client's).
 #[derive(Debug)]
 pub(crate) struct TlsStream {
     pub(crate) tcp: TcpStream,
-    pub(crate) tls: rustls::ServerConnection,
+    pub(crate) tls: rustls::Connection,
     /// Decrypted bytes rustls holds, not yet read.
     plaintext: usize,
     /// The peer sent `close_notify`, or its end of the stream closed.
@@ -37,8 +38,8 @@ pub(crate) struct TlsStream {
 }
 
 impl TlsStream {
-    pub(crate) fn new(tcp: TcpStream, tls: rustls::ServerConnection) -> TlsStream {
-        TlsStream { tcp, tls, plaintext: 0, eof: false }
+    pub(crate) fn new(tcp: TcpStream, tls: impl Into<rustls::Connection>) -> TlsStream {
+        TlsStream { tcp, tls: tls.into(), plaintext: 0, eof: false }
     }
 
     /// Reads what the socket has into rustls and processes it. `Ok(false)` at end of stream.
@@ -190,6 +191,18 @@ impl Transport {
                 }
                 Ok(n)
             }
+            Transport::Tls(tls) => tls_read_buf(tls, buf),
+        }
+    }
+
+    /// [`Transport::try_read_buf`] without clearing the readiness after a short read, for a
+    /// driver on a multi-threaded runtime: there the reactor may record new bytes between the
+    /// read and the clear, and the clear would lose their wake-up. (On a current-thread
+    /// runtime the reactor only runs while the thread waits, so the clear is safe.)
+    #[inline]
+    pub(crate) fn try_read_buf_keep_ready(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        match self {
+            Transport::Plain(tcp) => tcp.try_read_buf(buf),
             Transport::Tls(tls) => tls_read_buf(tls, buf),
         }
     }

@@ -328,6 +328,13 @@ impl Conn {
         (self.streams.local_active, self.streams.peer_active)
     }
 
+    /// The header section of the last [`Event::Headers`], still readable after the event
+    /// was dropped (until the next call to [`Conn::recv`]): a driver that turned the event into
+    /// its own type reads the fields here.
+    pub fn last_section(&self) -> &FieldSection {
+        &self.section
+    }
+
     /// Octets of frames queued for [`Conn::poll_transmit`].
     pub fn buffered(&self) -> usize {
         self.ctrl.len() + self.out.len()
