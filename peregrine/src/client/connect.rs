@@ -52,7 +52,7 @@ pub(crate) async fn tls(
     timeout: Duration,
 ) -> Result<(Transport, Option<&'static [u8]>), Error> {
     let name = server_name(origin.host())
-        .ok_or(Error::new(Kind::Request, "the host is not a valid TLS server name"))?;
+        .ok_or_else(|| Error::new(Kind::Request, "the host is not a valid TLS server name"))?;
     let session = rustls::ClientConnection::new(config, name)
         .map_err(|e| Error::with_source(Kind::Tls, "the TLS session could not start", e))?;
     let mut stream = Box::new(TlsStream::new(tcp, session));

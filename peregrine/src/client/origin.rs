@@ -143,7 +143,7 @@ impl<'a> UrlParts<'a> {
 /// `host [ ":" port ]`, an IPv6 literal in brackets (RFC 3986 §3.2.2).
 fn split_host_port(authority: &str) -> Result<(&str, Option<&str>), Error> {
     if let Some(inner) = authority.strip_prefix('[') {
-        let close = inner.find(']').ok_or(bad("unclosed IPv6 literal in the URL"))?;
+        let close = inner.find(']').ok_or_else(|| bad("unclosed IPv6 literal in the URL"))?;
         let (host, rest) = inner.split_at(close);
         let rest = &rest[1..];
         return match rest.strip_prefix(':') {

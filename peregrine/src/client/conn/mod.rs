@@ -483,7 +483,7 @@ impl Connection {
         fields: &[(&str, &[u8])],
         body: &[u8],
     ) -> Result<RequestId, Error> {
-        let token = method.as_str().ok_or(Error::new(
+        let token = method.as_str().ok_or_else(|| Error::new(
             Kind::Request,
             "Method::Extension: use send_request_token with the method's text",
         ))?;
