@@ -624,21 +624,7 @@ impl Connection {
     }
 
     fn event(&self, ready: Ready) -> Event<'_> {
-        match ready {
-            Ready::Head { id, status, version } => {
-                let fields = match &self.proto {
-                    Proto::H1(h) => Fields::H1 { buf: &self.rbuf, spans: &h.spans },
-                    Proto::H2(h) => Fields::H2(h.conn.last_section()),
-                };
-                Event::Head { id, head: ResponseHead { status, version, fields } }
-            }
-            Ready::Data { id, range } => {
-                Event::Data { id, data: self.rbuf.get(range).unwrap_or_default() }
-            }
-            Ready::End { id, trailers } => Event::End { id, trailers },
-            Ready::Failed { id, error } => Event::Failed { id, error },
-            Ready::Writable { id } => Event::Writable { id },
-        }
+        event(&self.proto, &self.rbuf, ready)
     }
 
     fn fail(&mut self, e: Error) -> Error {
@@ -648,13 +634,7 @@ impl Connection {
 
     /// Applies what the last event left to do: its input is consumed, its DATA released.
     fn settle(&mut self) {
-        if self.consume > 0 {
-            self.rbuf.advance(self.consume.min(self.rbuf.len()));
-            self.consume = 0;
-        }
-        if let Proto::H2(h) = &mut self.proto {
-            h.release();
-        }
+        settle(&mut self.proto, &mut self.rbuf, &mut self.consume);
     }
 
     pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<Ready, Error>> {
@@ -662,33 +642,11 @@ impl Connection {
             return Poll::Ready(Err(e.shallow_clone()));
         }
         self.settle();
-        let mut now = None;
         loop {
-            let step = match &mut self.proto {
-                Proto::H1(h) => h.decode(&self.rbuf),
-                Proto::H2(h) => {
-                    let t = *now.get_or_insert_with(std::time::Instant::now);
-                    h.decode(&self.rbuf, t)
-                }
-            };
-            match step {
-                Ok(Step::Ready(ready, used)) => {
-                    self.consume = used;
-                    return Poll::Ready(Ok(ready));
-                }
-                Ok(Step::Consumed(used)) => {
-                    self.rbuf.advance(used.min(self.rbuf.len()));
-                    continue;
-                }
-                Ok(Step::NeedInput) => {}
+            match decode(&mut self.proto, &mut self.rbuf, &mut self.consume, self.eof) {
+                Ok(Some(ready)) => return Poll::Ready(Ok(ready)),
+                Ok(None) => {}
                 Err(e) => return Poll::Ready(Err(self.fail(e))),
-            }
-            if self.eof {
-                let r = match &mut self.proto {
-                    Proto::H1(h) => h.eof(),
-                    Proto::H2(h) => Err(h.eof()),
-                };
-                return Poll::Ready(r.map_err(|e| self.fail(e)));
             }
             // Write before waiting for input; a full socket does not stop the read side.
             if let Poll::Ready(Err(e)) = self.poll_write(cx) {
@@ -702,10 +660,7 @@ impl Connection {
             };
             match read {
                 Ok(0) => self.eof = true,
-                Ok(_) => {
-                    self.armed = false;
-                    now = None;
-                }
+                Ok(_) => self.armed = false,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     match self.io.poll_read_ready(cx) {
                         Poll::Ready(Ok(())) => continue,
@@ -793,6 +748,139 @@ impl Connection {
                 }
             }
         }
+    }
+}
+
+/// The event `ready` describes, borrowing the protocol state and the read buffer.
+fn event<'a>(proto: &'a Proto, rbuf: &'a [u8], ready: Ready) -> Event<'a> {
+    match ready {
+        Ready::Head { id, status, version } => {
+            let fields = match proto {
+                Proto::H1(h) => Fields::H1 { buf: rbuf, spans: &h.spans },
+                Proto::H2(h) => Fields::H2(h.conn.last_section()),
+            };
+            Event::Head { id, head: ResponseHead { status, version, fields } }
+        }
+        Ready::Data { id, range } => Event::Data { id, data: rbuf.get(range).unwrap_or_default() },
+        Ready::End { id, trailers } => Event::End { id, trailers },
+        Ready::Failed { id, error } => Event::Failed { id, error },
+        Ready::Writable { id } => Event::Writable { id },
+    }
+}
+
+/// Applies what the last event left to do: its input is consumed, its DATA released.
+fn settle(proto: &mut Proto, rbuf: &mut BytesMut, consume: &mut usize) {
+    if *consume > 0 {
+        rbuf.advance((*consume).min(rbuf.len()));
+        *consume = 0;
+    }
+    if let Proto::H2(h) = proto {
+        h.release();
+    }
+}
+
+/// Decodes the buffered input: the next event (its input consumed at the next [`settle`]),
+/// or `None` when more input is needed; at the end of input (`eof`), the protocol's verdict.
+/// The one copy of this loop, for the connection and [`ResponseReader`].
+fn decode(
+    proto: &mut Proto,
+    rbuf: &mut BytesMut,
+    consume: &mut usize,
+    eof: bool,
+) -> Result<Option<Ready>, Error> {
+    let mut now = None;
+    loop {
+        let step = match proto {
+            Proto::H1(h) => h.decode(rbuf),
+            Proto::H2(h) => h.decode(rbuf, *now.get_or_insert_with(std::time::Instant::now)),
+        }?;
+        match step {
+            Step::Ready(ready, used) => {
+                *consume = used;
+                return Ok(Some(ready));
+            }
+            Step::Consumed(used) => rbuf.advance(used.min(rbuf.len())),
+            Step::NeedInput if eof => {
+                return match proto {
+                    Proto::H1(h) => h.eof().map(Some),
+                    Proto::H2(h) => Err(h.eof()),
+                };
+            }
+            Step::NeedInput => return Ok(None),
+        }
+    }
+}
+
+/// The client's response path without a socket: bytes a server sent, through the decoding a
+/// [`Connection`] runs, for the fuzz target. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ResponseReader {
+    proto: Proto,
+    rbuf: BytesMut,
+    consume: usize,
+    eof: bool,
+    /// Bytes the client would send (discarded).
+    out: Vec<u8>,
+}
+
+impl ResponseReader {
+    /// A reader for a connection speaking `protocol` that sent one request with `method`.
+    pub fn new(protocol: Protocol, method: &str, limits: Limits, max_body: u64) -> ResponseReader {
+        let prelude = RequestPrelude::new(Scheme::Http, "example.com", 80).expect("a valid host");
+        let proto = match protocol {
+            Protocol::Http1 => Proto::H1(H1::new(prelude, limits, max_body)),
+            Protocol::Http2 => {
+                let config = crate::http2::Config::default();
+                let now = std::time::Instant::now();
+                Proto::H2(Box::new(H2::new(false, prelude.host(), config, max_body, now)))
+            }
+        };
+        let mut reader = ResponseReader { proto, rbuf: BytesMut::new(), consume: 0, eof: false, out: Vec::new() };
+        let _ = reader.send(method);
+        reader
+    }
+
+    /// Sends another request (pipelined, or another stream).
+    ///
+    /// # Errors
+    /// When the connection cannot take it.
+    pub fn send(&mut self, method: &str) -> Result<RequestId, Error> {
+        let tag = Method::from_token(method.as_bytes());
+        let id = match &mut self.proto {
+            Proto::H1(h) => h.send_request(tag, method, "/", &[], &[], Some(0), &mut self.out),
+            Proto::H2(h) => {
+                let id = h.send_request(method.as_bytes(), "/", &[], &[], Some(0));
+                h.conn.poll_transmit(&mut self.out);
+                id
+            }
+        };
+        self.out.clear();
+        id
+    }
+
+    /// Bytes from the server.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.rbuf.extend_from_slice(bytes);
+    }
+
+    /// The server closed the connection.
+    pub fn finish(&mut self) {
+        self.eof = true;
+    }
+
+    /// The next event, or `None` when more input is needed.
+    ///
+    /// # Errors
+    /// The connection's errors.
+    pub fn next_event(&mut self) -> Result<Option<Event<'_>>, Error> {
+        settle(&mut self.proto, &mut self.rbuf, &mut self.consume);
+        let ready = decode(&mut self.proto, &mut self.rbuf, &mut self.consume, self.eof)?;
+        if let Proto::H2(h) = &mut self.proto {
+            h.conn.poll_transmit(&mut self.out);
+            self.out.clear();
+        }
+        Ok(ready.map(|r| event(&self.proto, &self.rbuf, r)))
     }
 }
 
