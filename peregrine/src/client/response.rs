@@ -31,7 +31,11 @@ pub(crate) fn owned(head: &ResponseHead<'_>, body: Body) -> Result<Response, Err
 
 /// The body error a client error becomes for a reader of the response body.
 pub(crate) fn body_error(e: &Error) -> BodyError {
+    use crate::http1::body_decoder::BodyDecodeError;
+    use std::error::Error as _;
+    let decode = e.source().and_then(|s| s.downcast_ref::<BodyDecodeError>());
     let kind = match e.kind() {
+        Kind::Body if decode == Some(&BodyDecodeError::Incomplete) => BodyErrorKind::Incomplete,
         Kind::TooLarge => BodyErrorKind::TooLarge,
         Kind::Body | Kind::Protocol => BodyErrorKind::Invalid,
         Kind::Timeout(Deadline::Read | Deadline::Request) => BodyErrorKind::TimedOut,

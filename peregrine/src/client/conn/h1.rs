@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 
 use super::event::{FieldSpan, RequestId};
+use super::template::Template;
 use super::{Ready, Step};
 use crate::Method;
 use crate::client::error::{Error, Kind};
@@ -58,6 +59,8 @@ pub(crate) struct H1 {
     sending: Option<Sending>,
     /// Bytes of the front response received so far (0: the server may not have seen it).
     received: u64,
+    /// The last request head encoded, resent by copy when the next is identical.
+    template: Template,
 }
 
 fn encode_error(e: EncodeError) -> Error {
@@ -128,6 +131,7 @@ impl H1 {
             reusable: true,
             sending: None,
             received: 0,
+            template: Template::default(),
         }
     }
 
@@ -175,12 +179,19 @@ impl H1 {
             Some(n) => BodyLength::Length(n),
             None => BodyLength::Chunked,
         };
-        let r = if method == Method::Extension {
-            encode_request_extension(&self.prelude, token, target, fields, framing, out)
+        let start = out.len();
+        if let Some(head) = self.template.get(token.as_bytes(), target, fields, length, 0) {
+            out.extend_from_slice(head);
         } else {
-            encode_request(&self.prelude, method, target, fields, framing, out)
-        };
-        r.map_err(encode_error)?;
+            let r = if method == Method::Extension {
+                encode_request_extension(&self.prelude, token, target, fields, framing, out)
+            } else {
+                encode_request(&self.prelude, method, target, fields, framing, out)
+            };
+            r.map_err(encode_error)?;
+            let head = out.get(start..).unwrap_or_default();
+            self.template.keep(token.as_bytes(), target, fields, length, Some((head, 0)));
+        }
         let id = RequestId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1).max(1);
         let given = body.len() as u64;

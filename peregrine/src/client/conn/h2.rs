@@ -8,6 +8,7 @@ use std::time::Instant;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::event::RequestId;
+use super::template::Template;
 use super::{Ready, Step};
 use crate::Version;
 use crate::client::error::{Error, Kind};
@@ -43,6 +44,8 @@ pub(crate) struct H2 {
     release: Option<(StreamId, usize)>,
     rests: Vec<Rest>,
     going_away: bool,
+    /// The last request's header block, resent by copy when the next is identical.
+    template: Template,
 }
 
 fn send_error(e: SendError) -> Error {
@@ -109,6 +112,7 @@ impl H2 {
             release: None,
             rests: Vec::new(),
             going_away: false,
+            template: Template::default(),
         }
     }
 
@@ -137,6 +141,53 @@ impl H2 {
         body: &[u8],
         length: Option<u64>,
     ) -> Result<RequestId, Error> {
+        let end_stream = length == Some(0);
+        let generation = self.conn.encoder_generation();
+        let stream = match self.template.get(method, target, fields, length, generation) {
+            // The same request as the last one, the table unchanged: the same bytes.
+            Some(block) => {
+                let head = method == b"HEAD";
+                self.conn.send_request_block(block, head, end_stream).map_err(send_error)?
+            }
+            None => {
+                let stream = self.encode_request(method, target, fields, length)?;
+                let kept = match self.conn.last_request_block() {
+                    Some((block, before, after)) if before == after => Some((block, after)),
+                    _ => None,
+                };
+                self.template.keep(method, target, fields, length, kept);
+                stream
+            }
+        };
+        self.received.push((stream, 0));
+        if let Some(n) = length {
+            if n > 0 && body.len() as u64 == n {
+                let took = self.conn.send_data(stream, body, true).map_err(send_error)?;
+                if took < body.len() {
+                    let bytes = body[took..].to_vec();
+                    self.rests.push(Rest { stream, bytes, at: 0 });
+                }
+            } else if body.len() as u64 > n {
+                self.conn.reset(stream, Reason::CANCEL);
+                return Err(Error::new(Kind::Body, "the body is longer than its length"));
+            } else if !body.is_empty() {
+                let took = self.conn.send_data(stream, body, false).map_err(send_error)?;
+                if took < body.len() {
+                    self.rests.push(Rest { stream, bytes: body[took..].to_vec(), at: 0 });
+                }
+            }
+        }
+        Ok(RequestId(stream.get()))
+    }
+
+    /// Checks a request against RFC 9113 §8.2 and §8.3 and encodes it.
+    fn encode_request(
+        &mut self,
+        method: &[u8],
+        target: &str,
+        fields: &[(&str, &[u8])],
+        length: Option<u64>,
+    ) -> Result<StreamId, Error> {
         // RFC 9113 §8.3.1: `:path` is origin-form, or `*` for OPTIONS; CONNECT (§8.5) tunnels,
         // which this client does not offer.
         let t = target.as_bytes();
@@ -185,7 +236,6 @@ impl H2 {
             Some(n) => Some(decimal(n, &mut digits)),
             None => None,
         };
-        let end_stream = length == Some(0);
         let scratch = &self.scratch;
         let mut at = 0;
         let named = fields.iter().map(|&(name, value)| {
@@ -199,26 +249,7 @@ impl H2 {
             (n, value)
         });
         let all = named.chain(cl.map(|d| (&b"content-length"[..], d)));
-        let stream = self.conn.send_request(&head, all, end_stream).map_err(send_error)?;
-        self.received.push((stream, 0));
-        if let Some(n) = length {
-            if n > 0 && body.len() as u64 == n {
-                let took = self.conn.send_data(stream, body, true).map_err(send_error)?;
-                if took < body.len() {
-                    let bytes = body[took..].to_vec();
-                    self.rests.push(Rest { stream, bytes, at: 0 });
-                }
-            } else if body.len() as u64 > n {
-                self.conn.reset(stream, Reason::CANCEL);
-                return Err(Error::new(Kind::Body, "the body is longer than its length"));
-            } else if !body.is_empty() {
-                let took = self.conn.send_data(stream, body, false).map_err(send_error)?;
-                if took < body.len() {
-                    self.rests.push(Rest { stream, bytes: body[took..].to_vec(), at: 0 });
-                }
-            }
-        }
-        Ok(RequestId(stream.get()))
+        self.conn.send_request(&head, all, length == Some(0)).map_err(send_error)
     }
 
     /// Sends body octets as the windows allow; returns how many were taken.

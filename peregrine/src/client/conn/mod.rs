@@ -54,6 +54,7 @@
 mod event;
 mod h1;
 mod h2;
+mod template;
 
 use std::future::poll_fn;
 use std::io;
@@ -652,6 +653,18 @@ impl Connection {
             if let Poll::Ready(Err(e)) = self.poll_write(cx) {
                 return Poll::Ready(Err(self.fail(e)));
             }
+            // Readiness first: after a request went out the response is rarely there yet, and
+            // asking the reactor costs no system call where a read would return EAGAIN.
+            match self.io.poll_read_ready(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(self.fail(io_error(e)))),
+                Poll::Pending => {
+                    if let Err(e) = ready!(self.poll_timer(cx)) {
+                        return Poll::Ready(Err(self.fail(e)));
+                    }
+                    continue;
+                }
+            }
             self.rbuf.reserve(MIN_READ);
             let read = if self.single_thread {
                 self.io.try_read_buf(&mut self.rbuf)
@@ -661,16 +674,8 @@ impl Connection {
             match read {
                 Ok(0) => self.eof = true,
                 Ok(_) => self.armed = false,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    match self.io.poll_read_ready(cx) {
-                        Poll::Ready(Ok(())) => continue,
-                        Poll::Ready(Err(e)) => return Poll::Ready(Err(self.fail(io_error(e)))),
-                        Poll::Pending => {}
-                    }
-                    if let Err(e) = ready!(self.poll_timer(cx)) {
-                        return Poll::Ready(Err(self.fail(e)));
-                    }
-                }
+                // Readiness was stale; the read cleared it, and the next round registers.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Poll::Ready(Err(self.fail(io_error(e)))),
             }
         }
