@@ -18,7 +18,9 @@
 //!
 //! `CLIENT_PROFILE=create-h1:<n>` or `create-h2:<n>` runs only `n` batches of 64 request
 //! creations (and their answers) for callgrind: `callgrind_annotate --inclusive=yes` gives the
-//! instructions of `Connection::send_request` per call.
+//! instructions of `Connection::send_request` per call. `CLIENT_PROFILE=rt:<h1|h2c>:<who>:<n>`
+//! (`who`: `peregrine-conn`, `peregrine-client`, `hyper`, `reqwest`) runs only `n` round trips
+//! of one contender, for `strace -c -f` (system calls per request) and callgrind.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -399,6 +401,43 @@ fn contenders(addr: SocketAddr, h2: bool) -> Vec<Contender> {
         drop(u);
     }
 
+    if !h2 {
+        // The floor: a blocking socket writing the request's bytes (made once) and reading
+        // the 13-byte response by its known length; two system calls and no parsing.
+        use std::io::{Read, Write};
+        let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+        tcp.set_nodelay(true).unwrap();
+        let mut req = format!("GET /plaintext HTTP/1.1\r\nHost: {addr}\r\n").into_bytes();
+        for (name, v) in FIELDS {
+            req.extend_from_slice(name.as_bytes());
+            req.extend_from_slice(b": ");
+            req.extend_from_slice(v);
+            req.extend_from_slice(b"\r\n");
+        }
+        req.extend_from_slice(b"\r\n");
+        let mut buf = [0u8; 4096];
+        let mut len = 0;
+        out.push((
+            "floor-blocking",
+            Box::new(move |n| {
+                round_trips(n, || {
+                    tcp.write_all(&req).unwrap();
+                    // Read until the response's end: the head, then 13 bytes of body.
+                    loop {
+                        let got = tcp.read(&mut buf[len..]).unwrap();
+                        assert!(got > 0);
+                        len += got;
+                        let end = buf[..len].windows(4).position(|w| w == b"\r\n\r\n");
+                        if let Some(i) = end.filter(|i| len >= i + 4 + 13) {
+                            len -= i + 4 + 13;
+                            return 13;
+                        }
+                    }
+                })
+            }),
+        ));
+    }
+
     let rt = runtime();
     let b = reqwest::Client::builder();
     let client = if h2 { b.http2_prior_knowledge() } else { b.http1_only() }.build().unwrap();
@@ -490,6 +529,17 @@ fn main() {
     let server = Server::bind("127.0.0.1:0").workers(1).spawn(plaintext).unwrap();
     let addr = server.local_addr();
     if let Ok(spec) = std::env::var("CLIENT_PROFILE") {
+        if let Some(rest) = spec.strip_prefix("rt:") {
+            // rt:<h1|h2c>:<contender>:<n>: only those round trips, for strace and callgrind.
+            let mut p = rest.split(':');
+            let (proto, who, n) = (p.next().unwrap(), p.next().unwrap(), p.next().unwrap());
+            let n: usize = n.parse().expect("a count");
+            let mut cs = contenders(addr, proto == "h2c");
+            let (_, f) = cs.iter_mut().find(|(name, _)| *name == who).expect("a contender");
+            let r = f(n);
+            println!("profile {spec}: {:.2} µs client CPU per request", r.cpu as f64 / n as f64 / 1e3);
+            return;
+        }
         let (which, n) = spec.split_once(':').expect("CLIENT_PROFILE=create-h1:<n>|create-h2:<n>");
         let n: u64 = n.parse().expect("a count");
         let versions = if which == "create-h2" { Versions::Http2Only } else { Versions::Http1Only };
