@@ -114,7 +114,8 @@ fn create_ours(rt: &tokio::runtime::Runtime, conn: &mut Connection, iters: u64) 
         let a = allocs();
         let start = thread_cpu_ns();
         for _ in 0..k {
-            let id = conn.send_request(Method::Get, black_box("/plaintext"), black_box(FIELDS), &[]);
+            let id =
+                conn.send_request(Method::Get, black_box("/plaintext"), black_box(FIELDS), &[]);
             black_box(id.unwrap());
         }
         ns += thread_cpu_ns() - start;
@@ -180,7 +181,9 @@ fn bench_create(c: &mut Criterion<CpuTime>, addr: SocketAddr, counts: &mut Vec<(
         let (mut send, conn) = rt.block_on(async {
             let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
             tcp.set_nodelay(true).unwrap();
-            hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp)).await.unwrap()
+            hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp))
+                .await
+                .unwrap()
         });
         rt.spawn(conn);
         let (mut it, mut al) = (0u64, 0u64);
@@ -325,7 +328,9 @@ fn contenders(addr: SocketAddr, h2: bool) -> Vec<Contender> {
     ));
 
     let rt = runtime();
-    let client = if h2 { Client::builder().http2_prior_knowledge() } else { Client::builder().http1_only() }.build();
+    let client =
+        if h2 { Client::builder().http2_prior_knowledge() } else { Client::builder().http1_only() }
+            .build();
     let u = url.clone();
     out.push((
         "peregrine-client",
@@ -349,10 +354,12 @@ fn contenders(addr: SocketAddr, h2: bool) -> Vec<Contender> {
         let mut send = rt.block_on(async {
             let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
             tcp.set_nodelay(true).unwrap();
-            let (send, conn) =
-                hyper::client::conn::http2::handshake::<_, _, Empty<Bytes>>(TokioExecutor::new(), TokioIo::new(tcp))
-                    .await
-                    .unwrap();
+            let (send, conn) = hyper::client::conn::http2::handshake::<_, _, Empty<Bytes>>(
+                TokioExecutor::new(),
+                TokioIo::new(tcp),
+            )
+            .await
+            .unwrap();
             tokio::spawn(conn);
             send
         });
@@ -377,7 +384,9 @@ fn contenders(addr: SocketAddr, h2: bool) -> Vec<Contender> {
             let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
             tcp.set_nodelay(true).unwrap();
             let (send, conn) =
-                hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp)).await.unwrap();
+                hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp))
+                    .await
+                    .unwrap();
             tokio::spawn(conn);
             send
         });
@@ -488,7 +497,9 @@ fn bench_round_trips(addr: SocketAddr, n: usize) {
         println!("round trips, {proto}, {n} sequential requests x 3 rounds (medians):");
         for (i, (name, _)) in cs.iter().enumerate() {
             let (p50, p99, cpu, al) = row(i);
-            println!("  {name:17} p50 {p50:6.1} µs  p99 {p99:6.1} µs  client CPU {cpu:5.2} µs/req  allocations {al:5.1}/req");
+            println!(
+                "  {name:17} p50 {p50:6.1} µs  p99 {p99:6.1} µs  client CPU {cpu:5.2} µs/req  allocations {al:5.1}/req"
+            );
         }
         let ours = row(0).2;
         for (i, (name, _)) in cs.iter().enumerate().skip(1) {
@@ -537,7 +548,10 @@ fn main() {
             let mut cs = contenders(addr, proto == "h2c");
             let (_, f) = cs.iter_mut().find(|(name, _)| *name == who).expect("a contender");
             let r = f(n);
-            println!("profile {spec}: {:.2} µs client CPU per request", r.cpu as f64 / n as f64 / 1e3);
+            println!(
+                "profile {spec}: {:.2} µs client CPU per request",
+                r.cpu as f64 / n as f64 / 1e3
+            );
             return;
         }
         let (which, n) = spec.split_once(':').expect("CLIENT_PROFILE=create-h1:<n>|create-h2:<n>");
@@ -550,7 +564,8 @@ fn main() {
         return;
     }
     let since = SystemTime::now() - Duration::from_secs(1);
-    let mut c = Criterion::default().with_measurement(CpuTime).without_plots().configure_from_args();
+    let mut c =
+        Criterion::default().with_measurement(CpuTime).without_plots().configure_from_args();
     let mut counts = Vec::new();
     bench_create(&mut c, addr, &mut counts);
     c.final_summary();

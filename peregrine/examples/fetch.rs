@@ -24,7 +24,8 @@ struct Args {
     cacert: Option<String>,
 }
 
-const USAGE: &str = "usage: fetch URL [-X METHOD] [-H 'Name: value']... [--http2-prior-knowledge] [--cacert FILE]";
+const USAGE: &str =
+    "usage: fetch URL [-X METHOD] [-H 'Name: value']... [--http2-prior-knowledge] [--cacert FILE]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);

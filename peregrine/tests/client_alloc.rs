@@ -52,7 +52,8 @@ fn run(versions: Versions) -> u64 {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let allocs = rt.block_on(async {
         // The read timeout stays on: its timer is re-armed per response without allocating.
-        let config = Config::default().versions(versions).read_timeout(Some(Duration::from_secs(10)));
+        let config =
+            Config::default().versions(versions).read_timeout(Some(Duration::from_secs(10)));
         let mut conn = Connection::connect(&url, &config).await.unwrap();
         let mut buf = [0u8; 1024];
         for _ in 0..500 {

@@ -39,7 +39,9 @@ fn read_request(s: &mut TcpStream) -> Option<String> {
     let head = String::from_utf8_lossy(&head).into_owned();
     let len = head
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned()))
+        .find_map(|l| {
+            l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned())
+        })
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(0);
     let mut body = vec![0; len];
@@ -141,7 +143,9 @@ fn the_one_connection_api_reports_the_same_errors() {
     let (addr, _) = h1_server();
     rt().block_on(async {
         let url = format!("http://{addr}");
-        for (path, body_error) in [("/status", false), ("/te-cl", false), ("/short", true), ("/chunk", true)] {
+        for (path, body_error) in
+            [("/status", false), ("/te-cl", false), ("/short", true), ("/chunk", true)]
+        {
             let mut conn = Connection::connect(&url, &Config::default()).await.unwrap();
             conn.send_request(Method::Get, path, &[], &[]).unwrap();
             let err = loop {
@@ -225,12 +229,15 @@ fn h2_server(bad: fn(u32) -> Vec<u8>) -> (SocketAddr, Arc<Seen>) {
                     if s.read_exact(&mut head).is_err() {
                         return;
                     }
-                    let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+                    let len = usize::from(head[0]) << 16
+                        | usize::from(head[1]) << 8
+                        | usize::from(head[2]);
                     let mut payload = vec![0; len];
                     if s.read_exact(&mut payload).is_err() {
                         return;
                     }
-                    let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+                    let stream =
+                        u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
                     let reply = match head[3] {
                         4 if head[4] & 1 == 0 => frame(4, 1, 0, &[]),
                         1 if requests.fetch_add(1, Ordering::SeqCst) == 0 => bad(stream),
@@ -313,7 +320,10 @@ fn hostile_http2_servers() {
 fn hostile_http2_errors_say_what_happened() {
     // As above, the first request's error itself, through the one-connection API too.
     for (bad, check) in [
-        ((|s| frame(3, 0, s, &8u32.to_be_bytes())) as fn(u32) -> Vec<u8>, (|e: &peregrine::client::Error| e.is_reset()) as fn(&peregrine::client::Error) -> bool),
+        (
+            (|s| frame(3, 0, s, &8u32.to_be_bytes())) as fn(u32) -> Vec<u8>,
+            (|e: &peregrine::client::Error| e.is_reset()) as fn(&peregrine::client::Error) -> bool,
+        ),
         (
             |s| {
                 let mut out = frame(1, 0, s, &[0x88]);

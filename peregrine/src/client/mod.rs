@@ -93,9 +93,10 @@ pub use error::Error;
 pub use origin::Origin;
 pub use tls::TlsConfig;
 
+use crate::http1::encode::Scheme;
 use conn::{Config, Connection, Protocol, Versions};
 use error::{Deadline, Kind};
-use pool::{Checkout, Pool, Pooled};
+use pool::{Checkout, Pool, Pooled, Share};
 use request::{OutBody, Outgoing};
 
 use crate::request::Request;
@@ -332,9 +333,12 @@ impl Client {
     ) -> Result<Response, (Error, Via)> {
         let pool = &self.inner.pool;
         let parts = out.parts();
-        let expect_h2 = self.inner.config.versions_value() == Versions::Http2Only;
-        let checkout =
-            if fresh { Checkout::Connect(None) } else { pool.get(&parts, expect_h2).await };
+        let share = match (self.inner.config.versions_value(), parts.scheme) {
+            (Versions::Http2Only, _) => Share::Always,
+            (Versions::Auto, Scheme::Https) => Share::UnlessHttp1,
+            _ => Share::Never,
+        };
+        let checkout = if fresh { Checkout::Connect(None) } else { pool.get(&parts, share).await };
         match checkout {
             Checkout::Ready(Pooled::H2(shared)) => {
                 shared.send(out, body).await.map_err(|e| (e, Via::H2))
@@ -355,6 +359,10 @@ impl Client {
                         shared.send(out, body).await.map_err(|e| (e, Via::H2))
                     }
                     Protocol::Http1 => {
+                        if guard.is_some() {
+                            pool.note_http1(&origin);
+                        }
+                        drop(guard);
                         h1::send(conn, out, body, pool).await.map_err(|e| (e, Via::FreshH1))
                     }
                 }

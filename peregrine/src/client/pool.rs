@@ -29,14 +29,34 @@ struct Entry {
     /// The origin spoke HTTP/2 before: concurrent requests wait for one new connection
     /// instead of each opening its own.
     h2_seen: bool,
+    /// ALPN chose HTTP/1.1 here before: no waiting for a shared connection.
+    h1_seen: bool,
     /// A request is opening an HTTP/2 connection; the others wait for it.
     connecting: Option<Arc<Notify>>,
 }
 
 impl Entry {
     fn new(origin: Origin) -> Entry {
-        Entry { origin, idle: Vec::new(), h2: Vec::new(), h2_seen: false, connecting: None }
+        Entry {
+            origin,
+            idle: Vec::new(),
+            h2: Vec::new(),
+            h2_seen: false,
+            h1_seen: false,
+            connecting: None,
+        }
     }
+}
+
+/// Whether requests to an origin wait for one new connection to share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Share {
+    /// HTTP/2 by prior knowledge: always.
+    Always,
+    /// `https` with ALPN: until a connection turned out HTTP/1.1.
+    UnlessHttp1,
+    /// HTTP/1.1 only: never (unless the origin spoke HTTP/2 before).
+    Never,
 }
 
 /// What a request does after asking the pool.
@@ -88,9 +108,9 @@ impl Pool {
     }
 
     /// A connection to `parts`'s origin, or the turn to open one. For an origin that speaks
-    /// HTTP/2 (`expect_h2`, or seen before) only one request opens a connection at a time:
+    /// HTTP/2 (or may: see [`Share`]) only one request opens a connection at a time:
     /// the others wait for it and share it.
-    pub(crate) async fn get(self: &Arc<Pool>, parts: &UrlParts<'_>, expect_h2: bool) -> Checkout {
+    pub(crate) async fn get(self: &Arc<Pool>, parts: &UrlParts<'_>, share: Share) -> Checkout {
         loop {
             let notify;
             {
@@ -107,6 +127,11 @@ impl Pool {
                     }
                 };
                 let entry = &mut entries[i];
+                let expect_h2 = match share {
+                    Share::Always => true,
+                    Share::UnlessHttp1 => !entry.h1_seen,
+                    Share::Never => false,
+                };
                 if !(expect_h2 || entry.h2_seen) {
                     return Checkout::Connect(None);
                 }
@@ -179,6 +204,14 @@ impl Pool {
         };
         if entry.idle.len() < self.max_idle {
             entry.idle.push((conn, now));
+        }
+    }
+
+    /// Records that ALPN chose HTTP/1.1 for `origin`: its requests stop waiting for a shared
+    /// connection.
+    pub(crate) fn note_http1(&self, origin: &Origin) {
+        if let Some(e) = self.lock().iter_mut().find(|e| e.origin == *origin) {
+            e.h1_seen = true;
         }
     }
 

@@ -484,10 +484,12 @@ impl Connection {
         fields: &[(&str, &[u8])],
         body: &[u8],
     ) -> Result<RequestId, Error> {
-        let token = method.as_str().ok_or_else(|| Error::new(
-            Kind::Request,
-            "Method::Extension: use send_request_token with the method's text",
-        ))?;
+        let token = method.as_str().ok_or_else(|| {
+            Error::new(
+                Kind::Request,
+                "Method::Extension: use send_request_token with the method's text",
+            )
+        })?;
         self.start(method, token, target, fields, body, Some(body.len() as u64))
     }
 
@@ -841,7 +843,13 @@ impl ResponseReader {
                 Proto::H2(Box::new(H2::new(false, prelude.host(), config, max_body, now)))
             }
         };
-        let mut reader = ResponseReader { proto, rbuf: BytesMut::new(), consume: 0, eof: false, out: Vec::new() };
+        let mut reader = ResponseReader {
+            proto,
+            rbuf: BytesMut::new(),
+            consume: 0,
+            eof: false,
+            out: Vec::new(),
+        };
         let _ = reader.send(method);
         reader
     }

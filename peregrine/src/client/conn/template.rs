@@ -44,7 +44,8 @@ impl Template {
             && *self.method == *method
             && *self.target == *target.as_bytes()
             && fields.iter().zip(&self.fields).all(|(&(n, v), (rn, rv))| {
-                self.bytes.get(range(rn)) == Some(n.as_bytes()) && self.bytes.get(range(rv)) == Some(v)
+                self.bytes.get(range(rn)) == Some(n.as_bytes())
+                    && self.bytes.get(range(rv)) == Some(v)
             });
         same.then_some(&self.encoded[..])
     }
@@ -103,13 +104,55 @@ mod tests {
             generation: u64,
         }
         let misses = [
-            Case { method: b"HEAD", target: "/", fields: &[("accept", b"*/*"), ("x", b"1")], length: Some(0), generation: 7 },
-            Case { method: b"GET", target: "/a", fields: &[("accept", b"*/*"), ("x", b"1")], length: Some(0), generation: 7 },
-            Case { method: b"GET", target: "/", fields: &[("accept", b"*/*"), ("x", b"2")], length: Some(0), generation: 7 },
-            Case { method: b"GET", target: "/", fields: &[("accept", b"*/*"), ("y", b"1")], length: Some(0), generation: 7 },
-            Case { method: b"GET", target: "/", fields: &[("accept", b"*/*")], length: Some(0), generation: 7 },
-            Case { method: b"GET", target: "/", fields: &[("accept", b"*/*"), ("x", b"1")], length: Some(1), generation: 7 },
-            Case { method: b"GET", target: "/", fields: &[("accept", b"*/*"), ("x", b"1")], length: Some(0), generation: 8 },
+            Case {
+                method: b"HEAD",
+                target: "/",
+                fields: &[("accept", b"*/*"), ("x", b"1")],
+                length: Some(0),
+                generation: 7,
+            },
+            Case {
+                method: b"GET",
+                target: "/a",
+                fields: &[("accept", b"*/*"), ("x", b"1")],
+                length: Some(0),
+                generation: 7,
+            },
+            Case {
+                method: b"GET",
+                target: "/",
+                fields: &[("accept", b"*/*"), ("x", b"2")],
+                length: Some(0),
+                generation: 7,
+            },
+            Case {
+                method: b"GET",
+                target: "/",
+                fields: &[("accept", b"*/*"), ("y", b"1")],
+                length: Some(0),
+                generation: 7,
+            },
+            Case {
+                method: b"GET",
+                target: "/",
+                fields: &[("accept", b"*/*")],
+                length: Some(0),
+                generation: 7,
+            },
+            Case {
+                method: b"GET",
+                target: "/",
+                fields: &[("accept", b"*/*"), ("x", b"1")],
+                length: Some(1),
+                generation: 7,
+            },
+            Case {
+                method: b"GET",
+                target: "/",
+                fields: &[("accept", b"*/*"), ("x", b"1")],
+                length: Some(0),
+                generation: 8,
+            },
         ];
         for c in misses {
             assert!(t.get(c.method, c.target, c.fields, c.length, c.generation).is_none());

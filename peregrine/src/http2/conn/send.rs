@@ -155,8 +155,12 @@ impl Conn {
         }
         let len = self.out.len() - start - crate::http2::frame::HEAD_LEN;
         let after = self.encoder.generation();
-        self.last_block = (len <= self.peer.max_frame_size as usize)
-            .then_some((start + crate::http2::frame::HEAD_LEN, len, before, after));
+        self.last_block = (len <= self.peer.max_frame_size as usize).then_some((
+            start + crate::http2::frame::HEAD_LEN,
+            len,
+            before,
+            after,
+        ));
         headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
         self.budgets.control.credit(1);
         Ok(id)
