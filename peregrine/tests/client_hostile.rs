@@ -67,7 +67,7 @@ fn h1_server() -> (SocketAddr, Arc<Seen>) {
                 while let Some(head) = read_request(&mut s) {
                     let path = head.split(' ').nth(1).unwrap_or("").to_owned();
                     let reply: Vec<u8> = match path.as_str() {
-                        "/ok" => OK.to_vec(),
+                        "/ok" | "/ok-then-close" => OK.to_vec(),
                         "/status" => b"HTTP/1.1 2OO OK\r\nContent-Length: 0\r\n\r\n".to_vec(),
                         "/huge" => {
                             let mut r = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
@@ -88,6 +88,7 @@ fn h1_server() -> (SocketAddr, Arc<Seen>) {
                         _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
                     };
                     if s.write_all(&reply).is_err() || path != "/ok" && !path.starts_with("/drop") {
+                        // `/ok-then-close`: a whole keep-alive response, then the end of input.
                         return;
                     }
                 }
@@ -164,6 +165,22 @@ fn the_one_connection_api_reports_the_same_errors() {
             assert!(conn.next_event().await.is_err());
             assert!(conn.send_request(Method::Get, "/ok", &[], &[]).is_err());
         }
+    });
+}
+
+#[test]
+fn a_pooled_connection_the_server_closed_is_never_handed_out() {
+    let (addr, seen) = h1_server();
+    let base = format!("http://{addr}");
+    rt().block_on(async {
+        let client = Client::new();
+        assert_eq!(body_of(&client, &format!("{base}/ok-then-close")).await.unwrap(), b"ok");
+        assert_eq!(client.pool_size(), (1, 0), "kept: the response allowed it");
+        // The server's FIN arrives; the pool sees it when the connection is taken.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert_eq!(body_of(&client, &format!("{base}/ok")).await.unwrap(), b"ok");
+        assert_eq!(seen.connections.load(Ordering::SeqCst), 2);
+        assert_eq!(seen.drops.load(Ordering::SeqCst), 0, "no request was lost and retried");
     });
 }
 
