@@ -3,8 +3,8 @@
 //! A fast, strict HTTP/1.1 server, router and client.
 //!
 //! The wire formats ([`http1`], [`http2`], [`router`]) are sans-I/O: plain values and state
-//! machines over byte slices, fuzzable and testable without sockets. Only `server` and `client`
-//! touch sockets.
+//! machines over byte slices, fuzzable and testable without sockets. Only `server` and
+//! [`client`] touch sockets.
 //!
 //! ```
 //! use peregrine::http1::{parse_request, EMPTY_HEADER, Limits, Status};
@@ -36,12 +36,37 @@
 //! server.join()?;
 //! # Ok::<(), std::io::Error>(())
 //! ```
+//!
+//! ## Calling
+//!
+//! A [`client::Client`] sends requests over pooled HTTP/1.1 and HTTP/2 connections;
+//! [`client::conn::Connection`] is one connection, driven by its owner, for load generators.
+//!
+//! ```
+//! use peregrine::client::Client;
+//! use peregrine::{Request, Server};
+//!
+//! let server = Server::bind("127.0.0.1:0").workers(1).spawn(|_req: Request| async { "hi" })?;
+//! let url = format!("http://{}/", server.local_addr());
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let mut response = Client::new().get(&url).await?;
+//!     let body = std::mem::take(response.body_mut()).to_bytes(1024).await?;
+//!     assert_eq!(body, "hi");
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })
+//! .map_err(|e| std::io::Error::other(e.to_string()))?;
+//! server.shutdown();
+//! server.join()?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod ascii;
 mod body;
+pub mod client;
 pub mod date;
 mod decimal;
 pub mod files;

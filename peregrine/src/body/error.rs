@@ -32,6 +32,10 @@ impl BodyError {
         BodyError { kind }
     }
 
+    pub(crate) const fn kind(&self) -> BodyErrorKind {
+        self.kind
+    }
+
     /// The body is longer than the allowed size (→ 413).
     pub fn is_too_large(&self) -> bool {
         self.kind == BodyErrorKind::TooLarge

@@ -23,7 +23,8 @@ pub(crate) use receive::{Incoming, Receive};
 
 /// A message body: a stream of [`Bytes`] chunks.
 ///
-/// `Send`, so a body can cross threads (a client used from a multi-threaded runtime); handler
+/// `Send` and `Sync`, so a body can cross threads and a request holding one can be borrowed
+/// across an `.await` in a `Send` future (a client used from a multi-threaded runtime); handler
 /// futures need not be `Send`.
 ///
 /// A request's body reads from the connection only when polled, so a handler that never looks
@@ -46,7 +47,8 @@ pub struct Body {
     trailers: Option<Box<http::HeaderMap>>,
 }
 
-type PollChunk = dyn FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send;
+type PollChunk =
+    dyn FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send + Sync;
 
 /// What a [`BodySender`] sends.
 #[derive(Debug)]
@@ -86,7 +88,8 @@ impl Body {
 
     /// A body produced by a poll function, called until it returns `Ready(None)`.
     ///
-    /// The function must be `Send`, as the body is: a client sends bodies from any thread.
+    /// The function must be `Send` and `Sync`, as the body is: a client sends bodies from any
+    /// thread.
     ///
     /// # Examples
     /// ```
@@ -102,7 +105,10 @@ impl Body {
     /// ```
     pub fn from_poll_fn<F>(f: F) -> Body
     where
-        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send + 'static,
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>>
+            + Send
+            + Sync
+            + 'static,
     {
         Body { kind: Kind::Stream(Box::new(f)), trailers: None }
     }
@@ -127,7 +133,10 @@ impl Body {
     /// ```
     pub fn from_poll_fn_sized<F>(len: u64, f: F) -> Body
     where
-        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> + Send + 'static,
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>>
+            + Send
+            + Sync
+            + 'static,
     {
         Body { kind: Kind::SizedStream(len, Box::new(f)), trailers: None }
     }

@@ -32,7 +32,7 @@ pub struct TlsError {
 }
 
 impl TlsError {
-    fn new(path: Option<&Path>, reason: impl Into<String>) -> TlsError {
+    pub(crate) fn new(path: Option<&Path>, reason: impl Into<String>) -> TlsError {
         TlsError { path: path.map(Path::to_owned), reason: reason.into() }
     }
 
@@ -178,12 +178,12 @@ impl TlsConfig {
 }
 
 #[cfg(feature = "aws-lc-rs")]
-fn default_provider() -> CryptoProvider {
+pub(crate) fn default_provider() -> CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
 }
 
 #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
-fn default_provider() -> CryptoProvider {
+pub(crate) fn default_provider() -> CryptoProvider {
     rustls::crypto::ring::default_provider()
 }
 
@@ -230,7 +230,7 @@ fn certified_key_from_files(
     certified_key(certs, key_der, provider, Some(key))
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
     std::fs::read(path).map_err(|e| {
         let reason = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
@@ -241,7 +241,7 @@ fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
     })
 }
 
-fn certs_from_pem(
+pub(crate) fn certs_from_pem(
     pem: &[u8],
     path: Option<&Path>,
 ) -> Result<Vec<CertificateDer<'static>>, TlsError> {

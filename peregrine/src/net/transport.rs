@@ -25,27 +25,33 @@ pub(crate) enum Transport {
     Tls(Box<TlsStream>),
 }
 
-/// A TLS session over a TCP stream.
+/// A TLS session over a TCP stream, either role (the server's accepted connections, the
+/// client's).
 #[derive(Debug)]
 pub(crate) struct TlsStream {
     pub(crate) tcp: TcpStream,
-    pub(crate) tls: rustls::ServerConnection,
+    pub(crate) tls: rustls::Connection,
     /// Decrypted bytes rustls holds, not yet read.
     plaintext: usize,
     /// The peer sent `close_notify`, or its end of the stream closed.
     eof: bool,
     /// Our `close_notify` goes after the bytes the next flush sends, in the same write.
     close_on_flush: bool,
+    /// A short socket read clears the readiness (see `SyncTcp`): only for the server, whose
+    /// connections run on current-thread runtimes; the client may run on a multi-threaded one.
+    clear_readiness: bool,
 }
 
 impl TlsStream {
-    pub(crate) fn new(tcp: TcpStream, tls: rustls::ServerConnection) -> TlsStream {
-        TlsStream { tcp, tls, plaintext: 0, eof: false, close_on_flush: false }
+    pub(crate) fn new(tcp: TcpStream, tls: impl Into<rustls::Connection>) -> TlsStream {
+        let tls = tls.into();
+        let clear_readiness = matches!(tls, rustls::Connection::Server(_));
+        TlsStream { tcp, tls, plaintext: 0, eof: false, close_on_flush: false, clear_readiness }
     }
 
     /// Reads what the socket has into rustls and processes it. `Ok(false)` at end of stream.
     fn read_tls(&mut self) -> io::Result<bool> {
-        let n = self.tls.read_tls(&mut SyncTcp(&self.tcp))?;
+        let n = self.tls.read_tls(&mut SyncTcp(&self.tcp, self.clear_readiness))?;
         if n == 0 {
             self.eof = true;
             return Ok(false);
@@ -58,7 +64,7 @@ impl TlsStream {
             }
             Err(e) => {
                 // Send the alert rustls queued for this error, best effort, then fail.
-                let _ = self.tls.write_tls(&mut SyncTcp(&self.tcp));
+                let _ = self.tls.write_tls(&mut SyncTcp(&self.tcp, self.clear_readiness));
                 Err(io::Error::new(io::ErrorKind::InvalidData, e))
             }
         }
@@ -74,7 +80,7 @@ impl TlsStream {
             match self.tls.process_new_packets() {
                 Ok(state) => self.plaintext = state.plaintext_bytes_to_read(),
                 Err(e) => {
-                    let _ = self.tls.write_tls(&mut SyncTcp(&self.tcp));
+                    let _ = self.tls.write_tls(&mut SyncTcp(&self.tcp, self.clear_readiness));
                     return Err(io::Error::new(io::ErrorKind::InvalidData, e));
                 }
             }
@@ -85,7 +91,7 @@ impl TlsStream {
     /// Writes what rustls has for the socket. `WouldBlock` when the socket is full.
     fn write_tls(&mut self) -> io::Result<()> {
         while self.tls.wants_write() {
-            self.tls.write_tls(&mut SyncTcp(&self.tcp))?;
+            self.tls.write_tls(&mut SyncTcp(&self.tcp, self.clear_readiness))?;
         }
         Ok(())
     }
@@ -127,8 +133,9 @@ impl TlsStream {
     }
 }
 
-/// `std::io` over a tokio socket's non-blocking calls, for rustls's `read_tls` / `write_tls`.
-struct SyncTcp<'a>(&'a TcpStream);
+/// `std::io` over a tokio socket's non-blocking calls, for rustls's `read_tls` / `write_tls`; the
+/// flag says whether a short read clears the readiness (`TlsStream::clear_readiness`).
+struct SyncTcp<'a>(&'a TcpStream, bool);
 
 impl Read for SyncTcp<'_> {
     /// A short read also clears the socket's readiness, as plain TCP does in
@@ -138,7 +145,7 @@ impl Read for SyncTcp<'_> {
     /// connection, two per handshake: `strace -c` under bench/tls.sh).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.0.try_read(buf)?;
-        if n != 0 && n < buf.len() {
+        if self.1 && n != 0 && n < buf.len() {
             clear_read_readiness(self.0);
         }
         Ok(n)
@@ -216,6 +223,18 @@ impl Transport {
                 }
                 Ok(n)
             }
+            Transport::Tls(tls) => tls_read_buf(tls, buf),
+        }
+    }
+
+    /// [`Transport::try_read_buf`] without clearing the readiness after a short read, for a
+    /// driver on a multi-threaded runtime: there the reactor may record new bytes between the
+    /// read and the clear, and the clear would lose their wake-up. (On a current-thread
+    /// runtime the reactor only runs while the thread waits, so the clear is safe.)
+    #[inline]
+    pub(crate) fn try_read_buf_keep_ready(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        match self {
+            Transport::Plain(tcp) => tcp.try_read_buf(buf),
             Transport::Tls(tls) => tls_read_buf(tls, buf),
         }
     }

@@ -135,6 +135,9 @@ pub struct Conn {
     ctrl: Vec<u8>,
     /// HEADERS, DATA and RST_STREAM frames in the order they were made.
     out: Vec<u8>,
+    /// Where the last request's header block sits in `out` (offset, length) and the encoder
+    /// generation before and after it (see `Conn::last_request_block`).
+    last_block: Option<(usize, usize, u64, u64)>,
     queued_acks: u32,
     streams: Streams,
     send_window: SendWindow,
@@ -214,6 +217,7 @@ impl Conn {
             encoder: Encoder::new(),
             ctrl: Vec::with_capacity(256),
             out: Vec::with_capacity(16 * 1024),
+            last_block: None,
             queued_acks: 0,
             streams: Streams::new(client, capacity, l.closed_streams_remembered),
             send_window: SendWindow::new(DEFAULT_WINDOW),
@@ -328,6 +332,13 @@ impl Conn {
         (self.streams.local_active, self.streams.peer_active)
     }
 
+    /// The header section of the last [`Event::Headers`], still readable after the event
+    /// was dropped (until the next call to [`Conn::recv`]): a driver that turned the event into
+    /// its own type reads the fields here.
+    pub fn last_section(&self) -> &FieldSection {
+        &self.section
+    }
+
     /// Octets of frames queued for [`Conn::poll_transmit`].
     pub fn buffered(&self) -> usize {
         self.ctrl.len() + self.out.len()
@@ -406,6 +417,7 @@ impl Conn {
     /// ([`Event::Writable`] via [`Conn::poll_event`]).
     pub fn poll_transmit(&mut self, dst: &mut Vec<u8>) -> usize {
         let n = self.ctrl.len() + self.out.len();
+        self.last_block = None;
         if dst.is_empty() && self.ctrl.is_empty() {
             std::mem::swap(dst, &mut self.out);
         } else {

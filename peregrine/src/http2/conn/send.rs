@@ -134,6 +134,7 @@ impl Conn {
         s.announced = true;
         self.streams.insert(s);
         let start = headers_frame::begin_block(&mut self.out);
+        let before = self.encoder.generation();
         {
             let mut b = self.encoder.block(&mut self.out);
             b.known(StaticName::METHOD, head.method);
@@ -152,9 +153,77 @@ impl Conn {
             }
             write_fields(&mut b, fields);
         }
+        let len = self.out.len() - start - crate::http2::frame::HEAD_LEN;
+        let after = self.encoder.generation();
+        self.last_block = (len <= self.peer.max_frame_size as usize).then_some((
+            start + crate::http2::frame::HEAD_LEN,
+            len,
+            before,
+            after,
+        ));
         headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
         self.budgets.control.credit(1);
         Ok(id)
+    }
+
+    /// Opens a stream with a request header block encoded earlier on this connection (its
+    /// bytes from [`Conn::last_request_block`]), when [`Conn::encoder_generation`] is still
+    /// the one that block was encoded at and its encoding changed no table: HPACK would
+    /// produce the same bytes again, so they are copied instead (a client repeating a request
+    /// skips the encoding). `head` says the request is a HEAD (its response has no content).
+    ///
+    /// # Errors
+    /// As [`Conn::send_request`]; [`SendError::InvalidState`] when the block does not fit one
+    /// frame of the peer's SETTINGS_MAX_FRAME_SIZE (encode it again instead).
+    pub fn send_request_block(
+        &mut self,
+        block: &[u8],
+        head: bool,
+        end_stream: bool,
+    ) -> Result<StreamId, SendError> {
+        if self.role != Role::Client {
+            return Err(SendError::WrongRole);
+        }
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if self.goaway_sent.is_some() || self.goaway_recv.is_some() {
+            return Err(SendError::GoingAway);
+        }
+        if self.streams.local_active >= self.peer.max_concurrent_streams.unwrap_or(u32::MAX) {
+            return Err(SendError::StreamLimit);
+        }
+        if block.len() > self.peer.max_frame_size as usize {
+            return Err(SendError::InvalidState);
+        }
+        let id = self.streams.take_local_id().ok_or(SendError::StreamIdsExhausted)?;
+        let mut s =
+            Stream::new(id, true, self.peer.initial_window_size, self.config.initial_window_size);
+        s.state.send_open(end_stream);
+        s.send_phase = Phase::Body;
+        s.head_request = head;
+        s.announced = true;
+        self.streams.insert(s);
+        let start = headers_frame::begin_block(&mut self.out);
+        self.out.extend_from_slice(block);
+        headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
+        self.budgets.control.credit(1);
+        Ok(id)
+    }
+
+    /// The header block of the last [`Conn::send_request`] when it fit one HEADERS frame and
+    /// is still in the send buffer (until [`Conn::poll_transmit`]), with the encoder generation
+    /// before and after it was encoded: resendable with [`Conn::send_request_block`] while
+    /// both equal [`Conn::encoder_generation`].
+    pub fn last_request_block(&self) -> Option<(&[u8], u64, u64)> {
+        let (start, len, before, after) = self.last_block?;
+        let block = self.out.get(start..start + len)?;
+        Some((block, before, after))
+    }
+
+    /// The HPACK encoder's generation (see [`Encoder::generation`](crate::http2::hpack::Encoder::generation)).
+    pub fn encoder_generation(&self) -> u64 {
+        self.encoder.generation()
     }
 
     /// The live stream `id` if it may still send a header section in `phase`.

@@ -66,6 +66,10 @@ pub struct Encoder {
     name_heads: [u64; BUCKETS],
     /// Size updates owed at the start of the next block: (smallest, final) (§4.2).
     update: Option<(usize, usize)>,
+    /// Bumped whenever the table changes (an insertion, a size change): a block encoded at an
+    /// unchanged generation, whose encoding changed nothing, encodes the same fields to the
+    /// same bytes again, so a caller may keep and resend it.
+    generation: u64,
 }
 
 impl Default for Encoder {
@@ -101,6 +105,7 @@ impl Encoder {
             nv_heads: [0; BUCKETS],
             name_heads: [0; BUCKETS],
             update: None,
+            generation: 0,
         }
     }
 
@@ -114,6 +119,7 @@ impl Encoder {
         }
         let smallest = self.update.map_or(size.min(self.table.max_size()), |(s, _)| s.min(size));
         self.update = Some((smallest, size));
+        self.generation += 1;
         // Entries the peer evicts when it reads the update go now: our view is the
         // decoder's after the block's first octets.
         self.table.set_max_size(smallest);
@@ -123,6 +129,13 @@ impl Encoder {
     /// Our dynamic table's maximum size.
     pub fn table_max_size(&self) -> usize {
         self.table.max_size()
+    }
+
+    /// The table's generation: it changes whenever the table (or a size update owed) does. Two
+    /// blocks encoded at the same generation, the first leaving it unchanged, are
+    /// byte-identical for identical fields.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Number of entries in our dynamic table.
@@ -233,6 +246,7 @@ impl Encoder {
     }
 
     fn insert(&mut self, name: &[u8], id: u8, value: &[u8], name_hash: u64, nv_hash: u64) {
+        self.generation += 1;
         let (nb, vb) = (name_hash as usize % BUCKETS, nv_hash as usize % BUCKETS);
         let links = Links {
             nv_hash: nv_hash as u32,

@@ -1,0 +1,910 @@
+//! One client connection, HTTP/1.1 or HTTP/2: the API the [`Client`](super::Client)'s pool and
+//! the load generator build on, in the shape of hyper's `client::conn` — open a connection,
+//! send requests on it, drive it for their responses — with the two halves joined: the task
+//! that owns a [`Connection`] drives it by asking for its next [`Event`], so nothing passes
+//! through a channel or another task, and a request costs no allocation.
+//!
+//! - [`Connection::connect`] opens one to a URL's origin (DNS, TCP, TLS with ALPN choosing
+//!   `h2` or `http/1.1`, or h2c by prior knowledge), with the connect and handshake timeouts
+//!   of its [`Config`]; [`Connection::handshake`] takes a TCP stream the caller opened.
+//! - [`Connection::send_request`] encodes a request into the connection's send buffer: for
+//!   HTTP/1.1 with the `Host` line, default-port decision and request-line end prepared when
+//!   the connection was made; for HTTP/2 with `:scheme` and `:authority` prepared the same way
+//!   and HPACK straight into the frame buffer. Several may be sent before reading: HTTP/2
+//!   multiplexes them (up to the server's SETTINGS_MAX_CONCURRENT_STREAMS), HTTP/1.1
+//!   pipelines them (idempotent methods only, RFC 9112 §9.3.2).
+//! - [`Connection::next_event`] writes what is queued, reads, and reports the next thing that
+//!   happened: a response head (a view over the connection's buffers), body bytes (a slice of
+//!   its read buffer: copy them into your own buffer), the end of a response, a failed stream.
+//!   What it lends is valid until the next call.
+//!
+//! # Examples
+//! ```no_run
+//! use peregrine::Method;
+//! use peregrine::client::conn::{Config, Connection, Event};
+//!
+//! # async fn run() -> Result<(), peregrine::client::Error> {
+//! let config = Config::default();
+//! let mut conn = Connection::connect("http://127.0.0.1:8080", &config).await?;
+//! let mut body = [0u8; 4096];
+//! let mut len = 0;
+//! for _ in 0..1000 {
+//!     conn.send_request(Method::Get, "/plaintext", &[("accept", b"*/*")], &[])?;
+//!     loop {
+//!         match conn.next_event().await? {
+//!             Event::Head { head, .. } => assert_eq!(head.status(), 200),
+//!             Event::Data { data, .. } => {
+//!                 body[len..len + data.len()].copy_from_slice(data);
+//!                 len += data.len();
+//!             }
+//!             Event::End { .. } => break,
+//!             Event::Failed { error, .. } => return Err(error),
+//!             Event::Writable { .. } => {}
+//!         }
+//!     }
+//!     len = 0;
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Cancel safety
+//! [`Connection::next_event`] is cancel safe: bytes read are kept in the connection and the
+//! event is produced by the next call.
+
+mod event;
+mod h1;
+mod h2;
+mod template;
+
+use std::future::poll_fn;
+use std::io;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use http::HeaderMap;
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+pub use event::{Event, RequestId, ResponseHead};
+
+use super::error::{Deadline, Error, Kind};
+use super::origin::Origin;
+use super::tls::{Alpn, TlsConfig};
+use crate::Method;
+use crate::Version;
+use crate::http1::Limits;
+use crate::http1::encode::{RequestPrelude, Scheme};
+use crate::net::{TlsError, Transport};
+use event::Fields;
+use h1::H1;
+use h2::H2;
+
+/// Room kept in the read buffer before each read.
+const MIN_READ: usize = 16 * 1024;
+
+/// The protocol a connection speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1 (RFC 9112).
+    Http1,
+    /// HTTP/2 (RFC 9113).
+    Http2,
+}
+
+/// Which protocols a connection may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Versions {
+    /// `https`: ALPN offers `h2` and `http/1.1` and the server chooses; `http`: HTTP/1.1.
+    #[default]
+    Auto,
+    /// HTTP/1.1 only (ALPN offers only `http/1.1`).
+    Http1Only,
+    /// HTTP/2 only: `http` speaks h2c by prior knowledge (RFC 9113 §3.3), `https` offers only
+    /// `h2`.
+    Http2Only,
+}
+
+/// How connections are made and what they accept; shared by every connection a
+/// [`Client`](super::Client) opens.
+///
+/// | Setting | Default |
+/// |---|---|
+/// | `connect_timeout` (DNS and TCP) | 10 s |
+/// | `tls_handshake_timeout` | 10 s |
+/// | `read_timeout` (no byte for that long while a response is awaited) | 30 s |
+/// | `max_body_bytes` (response body) | 64 MiB |
+/// | `head_limits` (response head) | 64 KiB, 100 fields |
+/// | `versions` | [`Versions::Auto`] |
+/// | `tls` | [`TlsConfig::webpki_roots`] |
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use peregrine::client::conn::{Config, Versions};
+/// let config = Config::default()
+///     .read_timeout(Some(Duration::from_secs(5)))
+///     .versions(Versions::Http2Only);
+/// assert_eq!(config.max_body(), 64 * 1024 * 1024);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    connect_timeout: Duration,
+    tls_handshake_timeout: Duration,
+    read_timeout: Option<Duration>,
+    max_body_bytes: u64,
+    head_limits: Limits,
+    versions: Versions,
+    http2: crate::http2::Config,
+    tls: TlsConfig,
+    /// The rustls configuration, built at the first `https` connection and shared after
+    /// (its session cache resumes later handshakes).
+    rustls: Arc<OnceLock<Result<Arc<rustls::ClientConfig>, TlsError>>>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            connect_timeout: Duration::from_secs(10),
+            tls_handshake_timeout: Duration::from_secs(10),
+            read_timeout: Some(Duration::from_secs(30)),
+            max_body_bytes: 64 * 1024 * 1024,
+            head_limits: Limits { max_head_bytes: 64 * 1024, ..Limits::default() },
+            versions: Versions::Auto,
+            http2: crate::http2::Config { max_concurrent_streams: 0, ..Default::default() },
+            tls: TlsConfig::default(),
+            rustls: Arc::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Time allowed for resolving the host and opening the TCP connection.
+    pub fn connect_timeout(mut self, d: Duration) -> Config {
+        self.connect_timeout = d;
+        self
+    }
+
+    /// Time allowed for the TLS handshake.
+    pub fn tls_handshake_timeout(mut self, d: Duration) -> Config {
+        self.tls_handshake_timeout = d;
+        self
+    }
+
+    /// Longest wait for the next byte while a response is awaited (`None`: no limit).
+    pub fn read_timeout(mut self, d: Option<Duration>) -> Config {
+        self.read_timeout = d;
+        self
+    }
+
+    /// Largest response body accepted; a longer one fails with [`Error::is_body`].
+    pub fn max_body_bytes(mut self, n: u64) -> Config {
+        self.max_body_bytes = n;
+        self
+    }
+
+    /// The response body limit.
+    pub fn max_body(&self) -> u64 {
+        self.max_body_bytes
+    }
+
+    /// Limits on a response head (bytes, fields); a larger one fails with
+    /// [`Error::is_protocol`]. HTTP/2 advertises the byte limit as
+    /// SETTINGS_MAX_HEADER_LIST_SIZE.
+    pub fn head_limits(mut self, limits: Limits) -> Config {
+        self.head_limits = limits;
+        self
+    }
+
+    /// Which protocol versions to use.
+    pub fn versions(mut self, v: Versions) -> Config {
+        self.versions = v;
+        self.rustls = Arc::default();
+        self
+    }
+
+    pub(crate) fn versions_value(&self) -> Versions {
+        self.versions
+    }
+
+    /// HTTP/2 settings (windows, frame size); `max_concurrent_streams` is what the server may
+    /// open, which is none: servers do not push to this client.
+    pub fn http2(mut self, config: crate::http2::Config) -> Config {
+        self.http2 = config;
+        self
+    }
+
+    /// What TLS trusts.
+    pub fn tls(mut self, tls: TlsConfig) -> Config {
+        self.tls = tls;
+        self.rustls = Arc::default();
+        self
+    }
+
+    fn rustls(&self) -> Result<Arc<rustls::ClientConfig>, Error> {
+        let alpn = match self.versions {
+            Versions::Auto => Alpn::Both,
+            Versions::Http1Only => Alpn::Http1,
+            Versions::Http2Only => Alpn::Http2,
+        };
+        let built = self.rustls.get_or_init(|| self.tls.rustls_config(alpn));
+        built.clone().map_err(|e| Error::with_source(Kind::Tls, "TLS configuration", e))
+    }
+
+    fn h2_config(&self) -> crate::http2::Config {
+        let max = u32::try_from(self.head_limits.max_head_bytes).unwrap_or(u32::MAX);
+        crate::http2::Config { max_header_list_size: max, ..self.http2.clone() }
+    }
+}
+
+/// A step of decoding, from a protocol state to the connection.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Something to report, and how many bytes of input it consumed (applied once the caller
+    /// moves past the event, which may borrow them).
+    Ready(Ready, usize),
+    /// Input consumed with nothing to report.
+    Consumed(usize),
+    /// More input is needed.
+    NeedInput,
+}
+
+/// An event before it borrows the connection.
+#[derive(Debug)]
+pub(crate) enum Ready {
+    Head { id: RequestId, status: u16, version: Version },
+    Data { id: RequestId, range: Range<usize> },
+    End { id: RequestId, trailers: Option<HeaderMap> },
+    Failed { id: RequestId, error: Error },
+    Writable { id: RequestId },
+}
+
+// One per connection, never moved per request: HTTP/1.1's state inline keeps its path one
+// pointer shorter; HTTP/2's much larger state is boxed.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Proto {
+    H1(H1),
+    H2(Box<H2>),
+}
+
+/// One HTTP/1.1 or HTTP/2 connection to an origin, driven by the task that owns it; see the
+/// [module docs](self).
+///
+/// `Send`, so it can live in a future spawned on a multi-threaded runtime; not shared: one task
+/// drives it (the [`Client`](super::Client) shares HTTP/2 connections between tasks on top).
+#[derive(Debug)]
+pub struct Connection {
+    io: Transport,
+    rbuf: BytesMut,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    proto: Proto,
+    /// Input the last event borrowed, consumed when the caller comes back.
+    consume: usize,
+    eof: bool,
+    failed: Option<Error>,
+    read_timeout: Option<Duration>,
+    timer: Option<Pin<Box<Sleep>>>,
+    armed: bool,
+    origin: Origin,
+    /// Made on a current-thread runtime: a short read may clear the socket's readiness (one
+    /// `recv` saved per response), which would race with the reactor on other runtimes.
+    single_thread: bool,
+}
+
+fn io_error(e: io::Error) -> Error {
+    let what = match e.kind() {
+        io::ErrorKind::InvalidData => "the TLS session failed",
+        _ => "the connection failed",
+    };
+    let kind = if e.kind() == io::ErrorKind::InvalidData { Kind::Tls } else { Kind::Closed };
+    Error::with_source(kind, what, e)
+}
+
+impl Connection {
+    /// Opens a connection to the origin of `url` (`http://` or `https://`; the path is
+    /// ignored): resolves the host, connects over TCP, and for `https` runs the TLS handshake,
+    /// where ALPN chooses HTTP/2 or HTTP/1.1 (see [`Config::versions`]).
+    ///
+    /// # Errors
+    /// [`Error::is_request`] for a URL that is not `http` or `https`; [`Error::is_connect`]
+    /// when the host does not resolve or refuses; [`Error::is_tls`] when the handshake fails
+    /// (an untrusted or mismatched certificate); [`Error::is_timeout`] too when a deadline
+    /// passes.
+    pub async fn connect(url: &str, config: &Config) -> Result<Connection, Error> {
+        let (origin, _) = Origin::parse(url)?;
+        Connection::connect_origin(&origin, config).await
+    }
+
+    /// [`Connection::connect`] to an [`Origin`].
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    pub async fn connect_origin(origin: &Origin, config: &Config) -> Result<Connection, Error> {
+        let prelude = prelude(origin)?;
+        let tcp = super::connect::tcp(origin, config.connect_timeout).await?;
+        match origin.scheme() {
+            Scheme::Http => {
+                let protocol = match config.versions {
+                    Versions::Http2Only => Protocol::Http2,
+                    _ => Protocol::Http1,
+                };
+                Ok(Connection::new(
+                    Transport::Plain(tcp),
+                    origin.clone(),
+                    prelude,
+                    protocol,
+                    config,
+                ))
+            }
+            Scheme::Https => {
+                let tls = config.rustls()?;
+                let (io, alpn) =
+                    super::connect::tls(tcp, origin, tls, config.tls_handshake_timeout).await?;
+                let protocol = match (alpn, config.versions) {
+                    (_, Versions::Http2Only) => Protocol::Http2,
+                    (Some(b"h2"), Versions::Auto) => Protocol::Http2,
+                    _ => Protocol::Http1,
+                };
+                Ok(Connection::new(io, origin.clone(), prelude, protocol, config))
+            }
+        }
+    }
+
+    /// A connection over a TCP stream the caller opened to `origin` (plain `http`): HTTP/1.1,
+    /// or HTTP/2 by prior knowledge (h2c, RFC 9113 §3.3).
+    ///
+    /// # Errors
+    /// [`Error::is_request`] when the origin's host cannot be a `Host` value.
+    pub async fn handshake(
+        tcp: TcpStream,
+        origin: &Origin,
+        protocol: Protocol,
+        config: &Config,
+    ) -> Result<Connection, Error> {
+        let prelude = prelude(origin)?;
+        let _ = tcp.set_nodelay(true);
+        Ok(Connection::new(Transport::Plain(tcp), origin.clone(), prelude, protocol, config))
+    }
+
+    fn new(
+        io: Transport,
+        origin: Origin,
+        prelude: RequestPrelude,
+        protocol: Protocol,
+        config: &Config,
+    ) -> Connection {
+        let proto = match protocol {
+            Protocol::Http1 => {
+                Proto::H1(H1::new(prelude, config.head_limits, config.max_body_bytes))
+            }
+            Protocol::Http2 => Proto::H2(Box::new(H2::new(
+                origin.scheme() == Scheme::Https,
+                prelude.host(),
+                config.h2_config(),
+                config.max_body_bytes,
+                std::time::Instant::now(),
+            ))),
+        };
+        let timer = config.read_timeout.map(|_| Box::pin(tokio::time::sleep(Duration::ZERO)));
+        Connection {
+            io,
+            rbuf: BytesMut::with_capacity(MIN_READ * 2),
+            wbuf: Vec::with_capacity(4096),
+            wpos: 0,
+            proto,
+            consume: 0,
+            eof: false,
+            failed: None,
+            read_timeout: config.read_timeout,
+            timer,
+            armed: false,
+            origin,
+            single_thread: matches!(
+                tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
+                Ok(tokio::runtime::RuntimeFlavor::CurrentThread)
+            ),
+        }
+    }
+
+    /// The protocol the connection speaks.
+    pub fn protocol(&self) -> Protocol {
+        match self.proto {
+            Proto::H1(_) => Protocol::Http1,
+            Proto::H2(_) => Protocol::Http2,
+        }
+    }
+
+    /// The origin it talks to.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Whether a request with `method` can be sent now: HTTP/1.1 with nothing in flight (or
+    /// only idempotent requests, for pipelining an idempotent one), HTTP/2 below the server's
+    /// concurrent-stream limit; neither after the connection failed or is closing.
+    pub fn can_send(&self, method: Method) -> bool {
+        self.failed.is_none()
+            && match &self.proto {
+                Proto::H1(h) => h.can_send(method),
+                Proto::H2(h) => h.can_send(),
+            }
+    }
+
+    /// Whether the connection may carry requests after the ones in flight (no
+    /// `Connection: close`, GOAWAY, end of input or error seen).
+    pub fn is_reusable(&self) -> bool {
+        self.failed.is_none()
+            && !self.eof
+            && match &self.proto {
+                Proto::H1(h) => h.is_reusable(),
+                Proto::H2(h) => h.is_reusable(),
+            }
+    }
+
+    /// How many requests may be in flight at once: 1 for HTTP/1.1 (more only by pipelining),
+    /// the server's SETTINGS_MAX_CONCURRENT_STREAMS for HTTP/2 (unlimited until it says).
+    pub fn max_in_flight(&self) -> usize {
+        match &self.proto {
+            Proto::H1(_) => 1,
+            Proto::H2(h) => {
+                h.conn.peer_settings().max_concurrent_streams.map_or(usize::MAX, |n| n as usize)
+            }
+        }
+    }
+
+    /// Requests sent whose response has not ended.
+    pub fn in_flight(&self) -> usize {
+        match &self.proto {
+            Proto::H1(h) => h.in_flight(),
+            Proto::H2(h) => h.in_flight(),
+        }
+    }
+
+    /// Sends a request with its whole body (`body` may be empty): queues its bytes, which
+    /// [`Connection::next_event`] (or [`Connection::flush`]) writes.
+    ///
+    /// `target` is origin-form (`/path?query`, or `*` for OPTIONS). Field names are sent as
+    /// given over HTTP/1.1 and lowercased for HTTP/2; `Host`, `Content-Length`,
+    /// `Transfer-Encoding` and, for HTTP/2, connection-specific fields are refused: the
+    /// connection writes framing and the authority itself. The body is sent with its length
+    /// (`Content-Length: 0` only for methods that anticipate content, RFC 9110 §8.6).
+    ///
+    /// # Errors
+    /// [`Error::is_request`] for a malformed target or field, or when the connection cannot
+    /// take a request now ([`Connection::can_send`]); nothing is queued then.
+    pub fn send_request(
+        &mut self,
+        method: Method,
+        target: &str,
+        fields: &[(&str, &[u8])],
+        body: &[u8],
+    ) -> Result<RequestId, Error> {
+        let token = method.as_str().ok_or_else(|| {
+            Error::new(
+                Kind::Request,
+                "Method::Extension: use send_request_token with the method's text",
+            )
+        })?;
+        self.start(method, token, target, fields, body, Some(body.len() as u64))
+    }
+
+    /// [`Connection::send_request`] with the method given as its token (extension methods such
+    /// as `PROPFIND`; a standard method's text is that method). The token is compared, never
+    /// upper-cased.
+    ///
+    /// # Errors
+    /// As [`Connection::send_request`]; a method that is not a token.
+    pub fn send_request_token(
+        &mut self,
+        method: &str,
+        target: &str,
+        fields: &[(&str, &[u8])],
+        body: &[u8],
+    ) -> Result<RequestId, Error> {
+        let tag = Method::from_token(method.as_bytes());
+        self.start(tag, method, target, fields, body, Some(body.len() as u64))
+    }
+
+    /// Sends a request head whose body follows with [`Connection::send_data`]: `length` is its
+    /// size when known (`Content-Length`), `None` for a body of unknown size (chunked over
+    /// HTTP/1.1, DATA frames until END_STREAM over HTTP/2).
+    ///
+    /// # Errors
+    /// As [`Connection::send_request_token`].
+    pub fn send_request_streaming(
+        &mut self,
+        method: &str,
+        target: &str,
+        fields: &[(&str, &[u8])],
+        length: Option<u64>,
+    ) -> Result<RequestId, Error> {
+        let tag = Method::from_token(method.as_bytes());
+        self.start(tag, method, target, fields, &[], length)
+    }
+
+    fn start(
+        &mut self,
+        method: Method,
+        token: &str,
+        target: &str,
+        fields: &[(&str, &[u8])],
+        body: &[u8],
+        length: Option<u64>,
+    ) -> Result<RequestId, Error> {
+        if let Some(e) = &self.failed {
+            return Err(e.shallow_clone());
+        }
+        if self.wpos == self.wbuf.len() {
+            self.wbuf.clear();
+            self.wpos = 0;
+        }
+        match &mut self.proto {
+            Proto::H1(h) => {
+                h.send_request(method, token, target, fields, body, length, &mut self.wbuf)
+            }
+            Proto::H2(h) => h.send_request(token.as_bytes(), target, fields, body, length),
+        }
+    }
+
+    /// Sends request body bytes for a request started with
+    /// [`Connection::send_request_streaming`]; `end` marks the last. Returns how many bytes
+    /// were taken: all of them over HTTP/1.1 (call [`Connection::flush`] to bound the
+    /// buffer), as many as the flow-control windows allow over HTTP/2 (wait for
+    /// [`Event::Writable`] before sending the rest).
+    ///
+    /// # Errors
+    /// [`Error::is_request`] for an id with no body being sent; [`Error::is_body`] when the
+    /// bytes overrun the announced length or `end` comes short of it.
+    pub fn send_data(&mut self, id: RequestId, data: &[u8], end: bool) -> Result<usize, Error> {
+        if let Some(e) = &self.failed {
+            return Err(e.shallow_clone());
+        }
+        match &mut self.proto {
+            Proto::H1(h) => h.send_data(id, data, end, &mut self.wbuf),
+            Proto::H2(h) => h.send_data(id, data, end),
+        }
+    }
+
+    /// Gives up on a request: HTTP/2 resets its stream (CANCEL); HTTP/1.1 cannot skip a
+    /// response, so the connection is closed for further requests.
+    pub fn cancel(&mut self, id: RequestId) {
+        match &mut self.proto {
+            Proto::H1(_) => {
+                self.failed = Some(Error::new(Kind::Closed, "a request was cancelled"));
+            }
+            Proto::H2(h) => h.cancel(id),
+        }
+    }
+
+    /// Writes everything queued.
+    ///
+    /// # Errors
+    /// [`Error::is_closed`] when the connection fails.
+    pub async fn flush(&mut self) -> Result<(), Error> {
+        poll_fn(|cx| self.poll_flush(cx)).await
+    }
+
+    /// Polls [`Connection::flush`].
+    ///
+    /// # Errors
+    /// As [`Connection::flush`].
+    pub fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let r = ready!(self.poll_write(cx));
+        Poll::Ready(r.map_err(|e| self.fail(e)))
+    }
+
+    /// Writes what is queued, reads, and returns the next event. With nothing in flight it
+    /// waits for the server to close or misbehave.
+    ///
+    /// # Errors
+    /// A connection-wide failure: [`Error::is_closed`], [`Error::is_protocol`],
+    /// [`Error::is_body`], [`Error::is_timeout`] (the read timeout). Every request in flight
+    /// is lost with it, and every later call fails the same way. A failure of one HTTP/2
+    /// request comes as [`Event::Failed`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn next_event(&mut self) -> Result<Event<'_>, Error> {
+        let ready = poll_fn(|cx| self.poll_ready(cx)).await?;
+        Ok(self.event(ready))
+    }
+
+    /// Polls [`Connection::next_event`].
+    ///
+    /// # Errors
+    /// As [`Connection::next_event`].
+    pub fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Result<Event<'_>, Error>> {
+        match self.poll_ready(cx) {
+            Poll::Ready(Ok(r)) => Poll::Ready(Ok(self.event(r))),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn event(&self, ready: Ready) -> Event<'_> {
+        event(&self.proto, &self.rbuf, ready)
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        self.failed = Some(e.shallow_clone());
+        e
+    }
+
+    /// Applies what the last event left to do: its input is consumed, its DATA released.
+    fn settle(&mut self) {
+        settle(&mut self.proto, &mut self.rbuf, &mut self.consume);
+    }
+
+    pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<Ready, Error>> {
+        if let Some(e) = &self.failed {
+            return Poll::Ready(Err(e.shallow_clone()));
+        }
+        self.settle();
+        loop {
+            match decode(&mut self.proto, &mut self.rbuf, &mut self.consume, self.eof) {
+                Ok(Some(ready)) => return Poll::Ready(Ok(ready)),
+                Ok(None) => {}
+                Err(e) => return Poll::Ready(Err(self.fail(e))),
+            }
+            // Write before waiting for input; a full socket does not stop the read side.
+            if let Poll::Ready(Err(e)) = self.poll_write(cx) {
+                return Poll::Ready(Err(self.fail(e)));
+            }
+            // Readiness first: after a request went out the response is rarely there yet, and
+            // asking the reactor costs no system call where a read would return EAGAIN.
+            match self.io.poll_read_ready(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(self.fail(io_error(e)))),
+                Poll::Pending => {
+                    if let Err(e) = ready!(self.poll_timer(cx)) {
+                        return Poll::Ready(Err(self.fail(e)));
+                    }
+                    continue;
+                }
+            }
+            self.rbuf.reserve(MIN_READ);
+            let read = if self.single_thread {
+                self.io.try_read_buf(&mut self.rbuf)
+            } else {
+                self.io.try_read_buf_keep_ready(&mut self.rbuf)
+            };
+            match read {
+                Ok(0) => self.eof = true,
+                Ok(_) => self.armed = false,
+                // Readiness was stale; the read cleared it, and the next round registers.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Poll::Ready(Err(self.fail(io_error(e)))),
+            }
+        }
+    }
+
+    /// Pending until the read timeout passes (armed at the first wait), then its error.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let (Some(timer), Some(d)) = (self.timer.as_mut(), self.read_timeout) else {
+            return Poll::Pending;
+        };
+        if !self.armed {
+            timer.as_mut().reset(Instant::now() + d);
+            self.armed = true;
+        }
+        ready!(timer.as_mut().poll(cx));
+        Poll::Ready(Err(Error::new(
+            Kind::Timeout(Deadline::Read),
+            "no response bytes within the read timeout",
+        )))
+    }
+
+    /// Writes the queued bytes (HTTP/2 frames pulled from the state machine first).
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        if let Proto::H2(h) = &mut self.proto {
+            if self.wpos == self.wbuf.len() {
+                self.wbuf.clear();
+                self.wpos = 0;
+            }
+            h.conn.poll_transmit(&mut self.wbuf);
+        }
+        while self.wpos < self.wbuf.len() {
+            match self.io.try_write(&self.wbuf[self.wpos..]) {
+                Ok(n) => self.wpos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    ready!(self.io.poll_write_ready(cx)).map_err(io_error)?;
+                }
+                Err(e) => {
+                    return Poll::Ready(Err(io_error(e).unprocessed_if(self.in_flight() == 0)));
+                }
+            }
+        }
+        self.wbuf.clear();
+        self.wpos = 0;
+        if self.io.has_pending() {
+            ready!(self.io.poll_flush(cx)).map_err(io_error)?;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Whether an idle connection is still open: no end of input and no unexpected bytes
+    /// (checked without waiting). A pooled connection the server closed is never reused.
+    pub(crate) fn check_idle(&mut self) -> bool {
+        if self.failed.is_some() || self.eof || !self.is_reusable() {
+            return false;
+        }
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        if let Proto::H2(_) = self.proto {
+            // Control frames (PING, SETTINGS, GOAWAY) may be waiting: process them.
+            return match self.poll_ready(&mut cx) {
+                Poll::Pending => self.is_reusable(),
+                Poll::Ready(_) => false,
+            };
+        }
+        match self.io.poll_read_ready(&mut cx) {
+            Poll::Pending => true,
+            Poll::Ready(Err(_)) => false,
+            Poll::Ready(Ok(())) => {
+                self.rbuf.reserve(MIN_READ);
+                match self.io.try_read_buf_keep_ready(&mut self.rbuf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+                    _ => {
+                        self.eof = true;
+                        false
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The event `ready` describes, borrowing the protocol state and the read buffer.
+fn event<'a>(proto: &'a Proto, rbuf: &'a [u8], ready: Ready) -> Event<'a> {
+    match ready {
+        Ready::Head { id, status, version } => {
+            let fields = match proto {
+                Proto::H1(h) => Fields::H1 { buf: rbuf, spans: &h.spans },
+                Proto::H2(h) => Fields::H2(h.conn.last_section()),
+            };
+            Event::Head { id, head: ResponseHead { status, version, fields } }
+        }
+        Ready::Data { id, range } => Event::Data { id, data: rbuf.get(range).unwrap_or_default() },
+        Ready::End { id, trailers } => Event::End { id, trailers },
+        Ready::Failed { id, error } => Event::Failed { id, error },
+        Ready::Writable { id } => Event::Writable { id },
+    }
+}
+
+/// Applies what the last event left to do: its input is consumed, its DATA released.
+fn settle(proto: &mut Proto, rbuf: &mut BytesMut, consume: &mut usize) {
+    if *consume > 0 {
+        rbuf.advance((*consume).min(rbuf.len()));
+        *consume = 0;
+    }
+    if let Proto::H2(h) = proto {
+        h.release();
+    }
+}
+
+/// Decodes the buffered input: the next event (its input consumed at the next [`settle`]),
+/// or `None` when more input is needed; at the end of input (`eof`), the protocol's verdict.
+/// The one copy of this loop, for the connection and [`ResponseReader`].
+fn decode(
+    proto: &mut Proto,
+    rbuf: &mut BytesMut,
+    consume: &mut usize,
+    eof: bool,
+) -> Result<Option<Ready>, Error> {
+    let mut now = None;
+    loop {
+        let step = match proto {
+            Proto::H1(h) => h.decode(rbuf),
+            Proto::H2(h) => h.decode(rbuf, *now.get_or_insert_with(std::time::Instant::now)),
+        }?;
+        match step {
+            Step::Ready(ready, used) => {
+                *consume = used;
+                return Ok(Some(ready));
+            }
+            Step::Consumed(used) => rbuf.advance(used.min(rbuf.len())),
+            Step::NeedInput if eof => {
+                return match proto {
+                    Proto::H1(h) => h.eof().map(Some),
+                    Proto::H2(h) => Err(h.eof()),
+                };
+            }
+            Step::NeedInput => return Ok(None),
+        }
+    }
+}
+
+/// The client's response path without a socket: bytes a server sent, through the decoding a
+/// [`Connection`] runs, for the fuzz target. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ResponseReader {
+    proto: Proto,
+    rbuf: BytesMut,
+    consume: usize,
+    eof: bool,
+    /// Bytes the client would send (discarded).
+    out: Vec<u8>,
+}
+
+impl ResponseReader {
+    /// A reader for a connection speaking `protocol` that sent one request with `method`.
+    pub fn new(protocol: Protocol, method: &str, limits: Limits, max_body: u64) -> ResponseReader {
+        let prelude = RequestPrelude::new(Scheme::Http, "example.com", 80).expect("a valid host");
+        let proto = match protocol {
+            Protocol::Http1 => Proto::H1(H1::new(prelude, limits, max_body)),
+            Protocol::Http2 => {
+                let config = crate::http2::Config::default();
+                let now = std::time::Instant::now();
+                Proto::H2(Box::new(H2::new(false, prelude.host(), config, max_body, now)))
+            }
+        };
+        let mut reader = ResponseReader {
+            proto,
+            rbuf: BytesMut::new(),
+            consume: 0,
+            eof: false,
+            out: Vec::new(),
+        };
+        let _ = reader.send(method);
+        reader
+    }
+
+    /// Sends another request (pipelined, or another stream).
+    ///
+    /// # Errors
+    /// When the connection cannot take it.
+    pub fn send(&mut self, method: &str) -> Result<RequestId, Error> {
+        let tag = Method::from_token(method.as_bytes());
+        let id = match &mut self.proto {
+            Proto::H1(h) => h.send_request(tag, method, "/", &[], &[], Some(0), &mut self.out),
+            Proto::H2(h) => {
+                let id = h.send_request(method.as_bytes(), "/", &[], &[], Some(0));
+                h.conn.poll_transmit(&mut self.out);
+                id
+            }
+        };
+        self.out.clear();
+        id
+    }
+
+    /// Bytes from the server.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.rbuf.extend_from_slice(bytes);
+    }
+
+    /// The server closed the connection.
+    pub fn finish(&mut self) {
+        self.eof = true;
+    }
+
+    /// The next event, or `None` when more input is needed.
+    ///
+    /// # Errors
+    /// The connection's errors.
+    pub fn next_event(&mut self) -> Result<Option<Event<'_>>, Error> {
+        settle(&mut self.proto, &mut self.rbuf, &mut self.consume);
+        let ready = decode(&mut self.proto, &mut self.rbuf, &mut self.consume, self.eof)?;
+        if let Proto::H2(h) = &mut self.proto {
+            h.conn.poll_transmit(&mut self.out);
+            self.out.clear();
+        }
+        Ok(ready.map(|r| event(&self.proto, &self.rbuf, r)))
+    }
+}
+
+impl Error {
+    fn unprocessed_if(self, cond: bool) -> Error {
+        if cond { self.unprocessed() } else { self }
+    }
+}
+
+/// The connection's request prelude: `Host` from the origin, default port left out.
+fn prelude(origin: &Origin) -> Result<RequestPrelude, Error> {
+    RequestPrelude::new(origin.scheme(), origin.host(), origin.port())
+        .map_err(|_| Error::new(Kind::Request, "the URL's host is not a valid host"))
+}

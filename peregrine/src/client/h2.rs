@@ -1,0 +1,462 @@
+//! [`Client`](super::Client) requests over a shared HTTP/2 connection: the connection sits
+//! behind a mutex with a slot per request; a task spawned on the runtime that opened it reads
+//! the socket and files each event in its request's slot, waking whoever waits there. A
+//! request encodes itself into the connection under the lock (no channel, no copy of the
+//! request), streams its own body, and waits on its slot for the head; its response body reads
+//! from the slot.
+//!
+//! Backpressure: body bytes wait in their slots up to [`MAX_BUFFERED`] per connection; past
+//! that the task stops reading the socket until readers catch up, so a slow reader slows the
+//! connection's other streams too (the windows are released as bytes are filed).
+
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::HeaderMap;
+use tokio::time::{Instant, Sleep};
+
+use super::conn::{Connection, Event, RequestId};
+use super::error::{Error, Kind};
+use super::request::{OutBody, Outgoing};
+use super::response;
+use crate::body::{Body, BodyError, BodyErrorKind, Receive};
+use crate::response::Response;
+
+/// Body bytes filed in slots beyond which the task stops reading.
+pub(crate) const MAX_BUFFERED: usize = 4 * 1024 * 1024;
+
+/// One HTTP/2 connection shared by the client's requests.
+pub(crate) struct Shared {
+    state: Mutex<State>,
+}
+
+struct State {
+    conn: Connection,
+    slots: Vec<Slot>,
+    free: Vec<u16>,
+    /// Requests using the connection (a slot each).
+    active: usize,
+    task: Option<Waker>,
+    closed: Option<Error>,
+    buffered: usize,
+    throttled: bool,
+}
+
+#[derive(Default)]
+struct Slot {
+    generation: u16,
+    used: bool,
+    id: Option<RequestId>,
+    head: Option<Result<Response, Error>>,
+    chunks: VecDeque<Bytes>,
+    ended: bool,
+    trailers: Option<HeaderMap>,
+    error: Option<BodyErrorKind>,
+    /// The request waiting for its head, or the body reader.
+    waker: Option<Waker>,
+    /// The request streaming its body, waiting for window.
+    writer: Option<Waker>,
+    writable: bool,
+    /// The head was taken: the response (and its body) own the slot now.
+    delivered: bool,
+}
+
+impl Slot {
+    fn wake(&mut self) {
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+}
+
+impl Shared {
+    /// Shares `conn` and spawns the task that drives it.
+    pub(crate) fn spawn(conn: Connection, idle_timeout: Duration) -> Arc<Shared> {
+        let state = State {
+            conn,
+            slots: Vec::new(),
+            free: Vec::new(),
+            active: 0,
+            task: None,
+            closed: None,
+            buffered: 0,
+            throttled: false,
+        };
+        let shared = Arc::new(Shared { state: Mutex::new(state) });
+        tokio::spawn(drive(shared.clone(), idle_timeout));
+        shared
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a new request can go on this connection now.
+    pub(crate) fn has_room(&self) -> bool {
+        let st = self.lock();
+        st.closed.is_none() && st.conn.is_reusable() && st.active < st.conn.max_in_flight()
+    }
+
+    /// Whether the connection is over for new requests (closed, GOAWAY).
+    pub(crate) fn is_done(&self) -> bool {
+        let st = self.lock();
+        st.closed.is_some() || !st.conn.is_reusable()
+    }
+
+    /// Sends `out` and waits for the response head.
+    pub(crate) async fn send(
+        self: &Arc<Shared>,
+        out: &Outgoing,
+        body: OutBody,
+    ) -> Result<Response, Error> {
+        let fields = out.fields(true);
+        let (key, id, stream_body) = {
+            let mut st = self.lock();
+            if let Some(e) = &st.closed {
+                return Err(e.shallow_clone().unprocessed());
+            }
+            let (id, stream_body) = match body {
+                OutBody::Full(bytes) => {
+                    (st.conn.send_request_token(out.method(), out.target(), &fields, &bytes)?, None)
+                }
+                OutBody::Stream(b) => {
+                    let len = b.size_hint();
+                    let id =
+                        st.conn.send_request_streaming(out.method(), out.target(), &fields, len)?;
+                    (id, Some(b))
+                }
+            };
+            let key = st.open(id);
+            if let Some(w) = &st.task {
+                w.wake_by_ref();
+            }
+            (key, id, stream_body)
+        };
+        drop(fields);
+        let mut guard = Guard { shared: self, key, armed: true };
+        if let Some(body) = stream_body {
+            self.upload(key, id, body).await?;
+        }
+        let head = poll_fn(|cx| {
+            let mut st = self.lock();
+            let Some(slot) = st.slot(key) else {
+                return Poll::Ready(Err(Error::new(Kind::Closed, "the request was dropped")));
+            };
+            match slot.head.take() {
+                Some(r) => {
+                    slot.delivered = true;
+                    Poll::Ready(r)
+                }
+                None => {
+                    slot.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await;
+        let mut response = match head {
+            Ok(r) => r,
+            Err(e) => return Err(e),
+        };
+        guard.armed = false;
+        *response.body_mut() = Body::incoming(self.clone(), key);
+        Ok(response)
+    }
+
+    /// Streams a request body on stream `id` as the windows allow.
+    async fn upload(&self, key: u32, id: RequestId, mut body: Body) -> Result<(), Error> {
+        loop {
+            let chunk = match body.chunk().await {
+                Some(Ok(c)) => c,
+                Some(Err(e)) => {
+                    return Err(Error::with_source(Kind::Body, "the request body failed", e));
+                }
+                None => Bytes::new(),
+            };
+            let end = chunk.is_empty();
+            let mut at = 0;
+            loop {
+                let done = poll_fn(|cx| {
+                    let mut st = self.lock();
+                    let n = match st.conn.send_data(id, &chunk[at..], end) {
+                        Ok(n) => n,
+                        Err(e) => return Poll::Ready(Err(e)),
+                    };
+                    at += n;
+                    if let Some(w) = &st.task {
+                        w.wake_by_ref();
+                    }
+                    if at == chunk.len() {
+                        return Poll::Ready(Ok(true));
+                    }
+                    match st.slot(key) {
+                        Some(slot) if slot.writable => {
+                            slot.writable = false;
+                            Poll::Ready(Ok(false))
+                        }
+                        Some(slot) => {
+                            slot.writer = Some(cx.waker().clone());
+                            Poll::Pending
+                        }
+                        None => Poll::Ready(Err(Error::new(Kind::Closed, "the connection closed"))),
+                    }
+                })
+                .await?;
+                if done {
+                    break;
+                }
+            }
+            if end {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Frees a request's slot (and resets its stream) if its future is dropped before the head.
+struct Guard<'a> {
+    shared: &'a Arc<Shared>,
+    key: u32,
+    armed: bool,
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.release_slot(self.key);
+        }
+    }
+}
+
+impl State {
+    fn open(&mut self, id: RequestId) -> u32 {
+        let index = match self.free.pop() {
+            Some(i) => usize::from(i),
+            None => {
+                self.slots.push(Slot::default());
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[index];
+        let generation = slot.generation.wrapping_add(1);
+        *slot = Slot { generation, used: true, id: Some(id), ..Slot::default() };
+        self.active += 1;
+        (u32::from(generation) << 16) | index as u32
+    }
+
+    fn slot(&mut self, key: u32) -> Option<&mut Slot> {
+        let index = (key & 0xffff) as usize;
+        let generation = (key >> 16) as u16;
+        self.slots.get_mut(index).filter(|s| s.used && s.generation == generation)
+    }
+
+    fn close(&mut self, key: u32) {
+        let index = key & 0xffff;
+        let Some(slot) = self.slot(key) else { return };
+        let unfinished = slot.id.filter(|_| !slot.ended && slot.error.is_none());
+        let queued: usize = slot.chunks.iter().map(Bytes::len).sum();
+        *slot = Slot { generation: slot.generation, ..Slot::default() };
+        self.buffered -= queued.min(self.buffered);
+        if let Some(id) = unfinished {
+            self.conn.cancel(id);
+        }
+        self.active -= 1;
+        self.free.push(index as u16);
+        if let Some(w) = &self.task {
+            w.wake_by_ref();
+        }
+    }
+}
+
+impl Slot {
+    fn fail(&mut self, error: Error) {
+        if self.delivered || self.head.is_some() {
+            self.error = Some(response::body_error(&error).kind());
+        } else {
+            self.head = Some(Err(error));
+        }
+        self.wake();
+        if let Some(w) = self.writer.take() {
+            w.wake();
+        }
+    }
+}
+
+/// The connection's task: reads, files events, writes, until the connection ends or has been
+/// idle (no request) for `idle_timeout`, or the client and every response let go of it.
+async fn drive(shared: Arc<Shared>, idle_timeout: Duration) {
+    let mut idle: Pin<Box<Sleep>> = Box::pin(tokio::time::sleep(idle_timeout));
+    let mut idle_armed = false;
+    poll_fn(|cx| {
+        let mut guard = shared.lock();
+        let st = &mut *guard;
+        st.task = Some(cx.waker().clone());
+        if st.closed.is_some() {
+            return Poll::Ready(());
+        }
+        if st.active == 0 && Arc::strong_count(&shared) == 1 {
+            return Poll::Ready(());
+        }
+        loop {
+            if st.throttled {
+                // Keep writing (resets, window updates) while reads wait for the readers.
+                if let Poll::Ready(Err(e)) = st.conn.poll_flush(cx) {
+                    st.fail_all(e);
+                    return Poll::Ready(());
+                }
+                break;
+            }
+            match st.conn.poll_event(cx) {
+                Poll::Pending => break,
+                Poll::Ready(Ok(event)) => {
+                    // Split borrows: the event borrows `conn`, the slots are apart.
+                    let State { slots, buffered, .. } = st;
+                    file_into(slots, buffered, event);
+                    if st.buffered > MAX_BUFFERED {
+                        st.throttled = true;
+                    }
+                }
+                Poll::Ready(Err(e)) => {
+                    st.fail_all(e);
+                    return Poll::Ready(());
+                }
+            }
+        }
+        if st.active == 0 {
+            if !idle_armed {
+                idle.as_mut().reset(Instant::now() + idle_timeout);
+                idle_armed = true;
+            }
+            if idle.as_mut().poll(cx).is_ready() {
+                st.closed = Some(Error::new(Kind::Closed, "the idle connection was closed"));
+                return Poll::Ready(());
+            }
+        } else {
+            idle_armed = false;
+        }
+        Poll::Pending
+    })
+    .await;
+}
+
+/// [`State::file`] over the slots alone (the connection is borrowed by the event).
+fn file_into(slots: &mut [Slot], buffered: &mut usize, event: Event<'_>) {
+    let mut tmp = Filing { slots, buffered };
+    tmp.file(event);
+}
+
+struct Filing<'a> {
+    slots: &'a mut [Slot],
+    buffered: &'a mut usize,
+}
+
+impl Filing<'_> {
+    fn by_id(&mut self, id: RequestId) -> Option<&mut Slot> {
+        self.slots.iter_mut().find(|s| s.used && s.id == Some(id))
+    }
+
+    fn file(&mut self, event: Event<'_>) {
+        match event {
+            Event::Head { id, head } => {
+                let r = response::owned(&head, Body::empty());
+                if let Some(slot) = self.by_id(id) {
+                    slot.head = Some(r);
+                    slot.wake();
+                }
+            }
+            Event::Data { id, data } => {
+                let n = data.len();
+                if let Some(slot) = self.by_id(id) {
+                    slot.chunks.push_back(Bytes::copy_from_slice(data));
+                    slot.wake();
+                    *self.buffered += n;
+                }
+            }
+            Event::End { id, trailers } => {
+                if let Some(slot) = self.by_id(id) {
+                    slot.ended = true;
+                    slot.trailers = trailers;
+                    slot.wake();
+                }
+            }
+            Event::Failed { id, error } => {
+                if let Some(slot) = self.by_id(id) {
+                    slot.fail(error);
+                }
+            }
+            Event::Writable { id } => {
+                if let Some(slot) = self.by_id(id) {
+                    slot.writable = true;
+                    if let Some(w) = slot.writer.take() {
+                        w.wake();
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl State {
+    /// The connection failed: every request still waiting gets the error.
+    fn fail_all(&mut self, e: Error) {
+        for slot in self.slots.iter_mut().filter(|s| s.used && !s.ended) {
+            slot.fail(e.shallow_clone().maybe_processed());
+        }
+        self.closed = Some(e);
+    }
+}
+
+impl Shared {
+    fn release_slot(&self, key: u32) {
+        self.lock().close(key);
+    }
+}
+
+impl Receive for Shared {
+    fn poll_chunk(&self, key: u32, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let Some(slot) = st.slot(key) else {
+            return Poll::Ready(Some(Err(BodyError::new(BodyErrorKind::Detached))));
+        };
+        if let Some(chunk) = slot.chunks.pop_front() {
+            st.buffered -= chunk.len().min(st.buffered);
+            if st.throttled && st.buffered <= MAX_BUFFERED / 2 {
+                st.throttled = false;
+                if let Some(w) = &st.task {
+                    w.wake_by_ref();
+                }
+            }
+            return Poll::Ready(Some(Ok(chunk)));
+        }
+        if let Some(kind) = slot.error {
+            return Poll::Ready(Some(Err(BodyError::new(kind))));
+        }
+        if slot.ended {
+            return Poll::Ready(None);
+        }
+        slot.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    fn size_hint(&self, key: u32) -> Option<u64> {
+        let mut st = self.lock();
+        let slot = st.slot(key)?;
+        (slot.ended && slot.chunks.is_empty()).then_some(0)
+    }
+
+    fn take_trailers(&self, key: u32) -> Option<HeaderMap> {
+        let mut st = self.lock();
+        let slot = st.slot(key)?;
+        if slot.ended && slot.chunks.is_empty() { slot.trailers.take() } else { None }
+    }
+
+    fn dropped(&self, key: u32) {
+        self.lock().close(key);
+    }
+}

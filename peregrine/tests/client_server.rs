@@ -1,0 +1,295 @@
+//! The client against this crate's server over loopback, HTTP/1.1 and h2c: the pooled
+//! `Client` on a multi-threaded runtime (inside spawned, so `Send`, tasks) and the
+//! one-connection API (pipelining, multiplexing, streamed bodies, trailers, HEAD, limits).
+
+mod support;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+use peregrine::client::conn::{Config, Connection, Event, Protocol, Versions};
+use peregrine::client::{Client, Origin};
+use peregrine::{Body, Method, Request, Response};
+
+/// Echoes the request: method, path, a header, the body; trailers on `/trailers`; a large body
+/// on `/big/N`.
+async fn app(req: Request) -> Response {
+    let path = req.path().to_owned();
+    let method = req.method_str().to_owned();
+    let x = req.header("x-test").map(|v| String::from_utf8_lossy(v).into_owned());
+    if let Some(n) = path.strip_prefix("/big/") {
+        let n: usize = n.parse().unwrap_or(0);
+        return Response::new(vec![b'b'; n]);
+    }
+    if path == "/trailers" {
+        let mut t = HeaderMap::new();
+        t.insert("x-sum", HeaderValue::from_static("42"));
+        return Response::new(Body::from("with trailers").with_trailers(t));
+    }
+    let body = req.into_body().to_bytes(64 << 20).await.unwrap_or_default();
+    let text = format!("{method} {path} x={} len={}", x.unwrap_or_default(), body.len());
+    Response::new(text).with_header(http::header::SERVER, HeaderValue::from_static("peregrine"))
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+async fn text(mut res: Response) -> String {
+    let body = std::mem::take(res.body_mut()).to_bytes(1 << 30).await.unwrap();
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+fn clients() -> [(&'static str, Client); 2] {
+    [
+        ("http/1.1", Client::builder().http1_only().build()),
+        ("h2c", Client::builder().http2_prior_knowledge().build()),
+    ]
+}
+
+#[test]
+fn client_get_post_and_reuse_over_both_protocols() {
+    let server = support::spawn(app);
+    let base = format!("http://127.0.0.1:{}", server.local_addr().port());
+    rt().block_on(async {
+        for (name, client) in clients() {
+            for i in 0..5 {
+                let res = client.get(&format!("{base}/get/{i}")).await.unwrap();
+                assert_eq!(res.status(), 200, "{name}");
+                assert_eq!(res.headers().get(&http::header::SERVER).unwrap(), "peregrine");
+                assert_eq!(text(res).await, format!("GET /get/{i} x= len=0"), "{name}");
+            }
+            let req = http::Request::post(format!("{base}/post"))
+                .header("x-test", "yes")
+                .body(Bytes::from(vec![7u8; 100_000]))
+                .unwrap();
+            let res = client.send(req).await.unwrap();
+            assert_eq!(text(res).await, "POST /post x=yes len=100000", "{name}");
+            // One connection served everything.
+            let (idle, h2) = client.pool_size();
+            assert_eq!(idle + h2, 1, "{name}: pool {idle} idle HTTP/1.1, {h2} HTTP/2");
+        }
+    });
+    server.shutdown();
+}
+
+#[test]
+fn client_streams_bodies_both_ways_with_trailers() {
+    let server = support::spawn(app);
+    let base = format!("http://127.0.0.1:{}", server.local_addr().port());
+    rt().block_on(async {
+        for (name, client) in clients() {
+            // A streamed request body of unknown length (chunked / DATA until END_STREAM).
+            let (tx, body) = Body::channel(4);
+            tokio::spawn(async move {
+                for _ in 0..10 {
+                    tx.send(Bytes::from(vec![1u8; 50_000])).await.unwrap();
+                }
+            });
+            let req = http::Request::put(format!("{base}/upload")).body(body).unwrap();
+            let res = client.send(req).await.unwrap();
+            assert_eq!(text(res).await, "PUT /upload x= len=500000", "{name}");
+
+            // A response body past the flow-control windows and the eager read.
+            let res = client.get(&format!("{base}/big/3000000")).await.unwrap();
+            let body = text(res).await;
+            assert_eq!(body.len(), 3_000_000, "{name}");
+
+            let mut res = client.get(&format!("{base}/trailers")).await.unwrap();
+            let mut body = std::mem::take(res.body_mut());
+            let mut got = Vec::new();
+            while let Some(chunk) = body.chunk().await {
+                got.extend_from_slice(&chunk.unwrap());
+            }
+            assert_eq!(got, b"with trailers", "{name}");
+            let trailers = body.take_trailers().expect("trailers");
+            assert_eq!(trailers["x-sum"], "42", "{name}");
+
+            // HEAD: the length of the GET, no body.
+            let req = http::Request::head(format!("{base}/big/10")).body(()).unwrap();
+            let res = client.send(req).await.unwrap();
+            assert_eq!(res.headers().get(&http::header::CONTENT_LENGTH).unwrap(), "10");
+            assert_eq!(text(res).await, "", "{name}");
+        }
+    });
+    server.shutdown();
+}
+
+#[test]
+fn client_concurrent_requests_from_spawned_tasks() {
+    let server = support::spawn(app);
+    let base = format!("http://127.0.0.1:{}", server.local_addr().port());
+    rt().block_on(async {
+        for (name, client) in clients() {
+            let mut tasks = Vec::new();
+            for i in 0..40 {
+                let (client, url) = (client.clone(), format!("{base}/c/{i}"));
+                tasks
+                    .push(tokio::spawn(async move { text(client.get(&url).await.unwrap()).await }));
+            }
+            for (i, t) in tasks.into_iter().enumerate() {
+                assert_eq!(t.await.unwrap(), format!("GET /c/{i} x= len=0"), "{name}");
+            }
+            let (idle, h2) = client.pool_size();
+            if name == "h2c" {
+                assert_eq!((idle, h2), (0, 1), "{name}: one multiplexed connection");
+            } else {
+                assert!(idle >= 1 && h2 == 0, "{name}: {idle} idle");
+            }
+        }
+    });
+    server.shutdown();
+}
+
+#[test]
+fn client_body_limit_and_timeouts() {
+    let server = support::spawn(app);
+    let base = format!("http://127.0.0.1:{}", server.local_addr().port());
+    rt().block_on(async {
+        for versions in [Versions::Http1Only, Versions::Http2Only] {
+            let config = Config::default().max_body_bytes(1000).versions(versions);
+            let client = Client::builder().connection_config(config).build();
+            let mut res = client.get(&format!("{base}/big/5000")).await.unwrap();
+            let err = std::mem::take(res.body_mut()).to_bytes(1 << 20).await.unwrap_err();
+            assert!(err.is_too_large(), "{versions:?}: {err}");
+            // Under the limit is fine, on the same client.
+            let res = client.get(&format!("{base}/big/900")).await.unwrap();
+            assert_eq!(text(res).await.len(), 900);
+        }
+        // Nothing listens: a connect error, not a panic.
+        let err = Client::new().get("http://127.0.0.1:1/").await.unwrap_err();
+        assert!(err.is_connect(), "{err}");
+        let err = Client::new().get("http://127.0.0.1:1/\u{7f}").await.unwrap_err();
+        assert!(err.is_request(), "{err}");
+    });
+    server.shutdown();
+}
+
+/// Reads one whole response from a connection: (status, body, trailers).
+async fn read_response(conn: &mut Connection, buf: &mut Vec<u8>) -> (u16, Option<HeaderMap>) {
+    let mut status = 0;
+    loop {
+        match conn.next_event().await.unwrap() {
+            Event::Head { head, .. } => status = head.status(),
+            Event::Data { data, .. } => buf.extend_from_slice(data),
+            Event::End { trailers, .. } => return (status, trailers),
+            Event::Failed { error, .. } => panic!("{error}"),
+            Event::Writable { .. } => {}
+        }
+    }
+}
+
+#[test]
+fn connection_pipelines_and_multiplexes() {
+    let server = support::spawn(app);
+    let addr = server.local_addr();
+    rt().block_on(async {
+        for versions in [Versions::Http1Only, Versions::Http2Only] {
+            let config = Config::default().versions(versions);
+            let url = format!("http://{addr}");
+            let mut conn = Connection::connect(&url, &config).await.unwrap();
+            let want =
+                if versions == Versions::Http2Only { Protocol::Http2 } else { Protocol::Http1 };
+            assert_eq!(conn.protocol(), want);
+            // Ten requests at once: pipelined (HTTP/1.1) or multiplexed (HTTP/2).
+            let mut ids = Vec::new();
+            for i in 0..10 {
+                let target = format!("/p/{i}");
+                ids.push(
+                    conn.send_request(Method::Get, &target, &[("x-test", b"v")], &[]).unwrap(),
+                );
+            }
+            assert_eq!(conn.in_flight(), 10);
+            let mut bodies = std::collections::HashMap::new();
+            let mut ended = 0;
+            while ended < 10 {
+                match conn.next_event().await.unwrap() {
+                    Event::Data { id, data } => {
+                        bodies.entry(id).or_insert_with(Vec::new).extend_from_slice(data)
+                    }
+                    Event::End { .. } => ended += 1,
+                    Event::Failed { error, .. } => panic!("{error}"),
+                    _ => {}
+                }
+            }
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(bodies[id], format!("GET /p/{i} x=v len=0").as_bytes());
+            }
+            // A POST is not pipelined behind others, nor others behind it.
+            if versions == Versions::Http1Only {
+                conn.send_request(Method::Get, "/a", &[], &[]).unwrap();
+                assert!(conn.send_request(Method::Post, "/b", &[], b"x").unwrap_err().is_request());
+                read_response(&mut conn, &mut Vec::new()).await;
+            }
+            // A streamed body of known length.
+            let id = conn.send_request_streaming("POST", "/s", &[], Some(6)).unwrap();
+            assert_eq!(conn.send_data(id, b"abc", false).unwrap(), 3);
+            assert_eq!(conn.send_data(id, b"def", true).unwrap(), 3);
+            let mut body = Vec::new();
+            let (status, _) = read_response(&mut conn, &mut body).await;
+            assert_eq!((status, &body[..]), (200, &b"POST /s x= len=6"[..]));
+            // Trailers.
+            conn.send_request(Method::Get, "/trailers", &[], &[]).unwrap();
+            let (_, trailers) = read_response(&mut conn, &mut Vec::new()).await;
+            assert_eq!(trailers.unwrap()["x-sum"], "42");
+            assert!(conn.is_reusable());
+        }
+    });
+    server.shutdown();
+}
+
+#[test]
+fn connection_refuses_what_it_cannot_send() {
+    let server = support::spawn(app);
+    let addr = server.local_addr();
+    rt().block_on(async {
+        let origin = Origin::new(peregrine::http1::encode::Scheme::Http, "127.0.0.1", addr.port());
+        for protocol in [Protocol::Http1, Protocol::Http2] {
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let mut conn =
+                Connection::handshake(tcp, &origin, protocol, &Config::default()).await.unwrap();
+            type Fields<'a> = &'a [(&'a str, &'a [u8])];
+            let bad: [(&str, Fields<'_>); 5] = [
+                ("/a b", &[]),
+                ("/", &[("bad name", b"v")]),
+                ("/", &[("x", b"a\r\nb")]),
+                ("/", &[("host", b"other")]),
+                ("/", &[("content-length", b"3")]),
+            ];
+            for (target, fields) in bad {
+                let err = conn.send_request(Method::Get, target, fields, &[]).unwrap_err();
+                assert!(err.is_request(), "{protocol:?} {target} {fields:?}");
+            }
+            if protocol == Protocol::Http2 {
+                let err = conn.send_request(Method::Get, "/", &[("connection", b"close")], &[]);
+                assert!(err.unwrap_err().is_request());
+            }
+            // Mixed-case names are fine (lowercased for HTTP/2); the connection still works.
+            conn.send_request(Method::Get, "/ok", &[("X-Test", b"Mixed")], &[]).unwrap();
+            let mut body = Vec::new();
+            read_response(&mut conn, &mut body).await;
+            assert_eq!(body, b"GET /ok x=Mixed len=0", "{protocol:?}");
+        }
+    });
+    server.shutdown();
+}
+
+#[test]
+fn read_timeout_fires() {
+    async fn slow(_req: Request) -> Response {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        Response::new("late")
+    }
+    let server = support::spawn(slow);
+    let base = format!("http://127.0.0.1:{}", server.local_addr().port());
+    rt().block_on(async {
+        let client = Client::builder().read_timeout(Some(Duration::from_millis(200))).build();
+        let err = client.get(&base).await.unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        let client = Client::builder().request_timeout(Duration::from_millis(200)).build();
+        let err = client.get(&base).await.unwrap_err();
+        assert!(err.is_timeout() && !err.is_connect(), "{err}");
+    });
+    server.shutdown_now();
+}
