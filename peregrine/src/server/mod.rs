@@ -29,6 +29,7 @@ mod conn;
 mod h1;
 mod h2;
 mod idle;
+mod linger;
 mod listen_fds;
 mod metrics;
 mod ops;

@@ -5,7 +5,6 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
@@ -16,15 +15,11 @@ use crate::handler::Handler;
 use crate::http1::chunked::{CRLF, encode_chunk, encode_chunk_head, encode_last_chunk};
 use crate::http1::framing::BodyLength;
 use crate::net::Transport;
+use crate::server::linger::{LINGER, LINGER_BYTES, poll_discard};
 use crate::server::worker::Worker;
 
 /// Flush the write buffer once it holds this much, even mid-batch.
 pub(super) const FLUSH_AT: usize = 64 * 1024;
-
-/// Upper bound on the lingering close (reading what the client still sends after our last
-/// response, so the kernel does not answer it with a reset that destroys that response).
-const LINGER: Duration = Duration::from_secs(1);
-const LINGER_BYTES: usize = 64 * 1024;
 
 impl<H: Handler> Conn<H> {
     /// Writes the whole write buffer, and whatever the transport still holds (TLS records).
@@ -171,29 +166,15 @@ impl<H: Handler> Conn<H> {
         let stream = self.io.tcp();
         let mut discarded = 0;
         poll_fn(|cx| {
-            let mut scratch = [0u8; 256];
-            while discarded < LINGER_BYTES {
-                match stream.poll_read_ready(cx) {
-                    Poll::Ready(Ok(())) => {}
-                    Poll::Ready(Err(_)) => return Poll::Ready(()),
-                    Poll::Pending => {
-                        return if sleep.as_mut().poll(cx).is_ready() {
-                            Poll::Ready(())
-                        } else {
-                            Poll::Pending
-                        };
-                    }
-                }
-                // Raw bytes: after our close_notify, whatever TLS records follow are dropped
-                // unread.
-                match stream.try_read(&mut scratch) {
-                    Ok(0) => return Poll::Ready(()),
-                    Ok(n) => discarded += n,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(_) => return Poll::Ready(()),
-                }
+            if poll_discard(stream, cx, &mut discarded).is_ready() {
+                return Poll::Ready(());
             }
-            Poll::Ready(())
+            // The bytes' bound: close now, as before (the HTTP/2 driver waits out the
+            // deadline instead, see `linger`).
+            if discarded >= LINGER_BYTES {
+                return Poll::Ready(());
+            }
+            sleep.as_mut().poll(cx)
         })
         .await
     }

@@ -16,7 +16,7 @@ mod tasks;
 
 use std::future::Future;
 use std::io;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -36,6 +36,7 @@ use crate::http2::{self, Event, HeadersKind, Reason, Role, StreamId};
 use crate::net::Transport;
 use crate::request::{H2Head, Peer, Request};
 use crate::response::IntoResponse;
+use crate::server::linger::{LINGER, poll_discard};
 use body::Bodies;
 use tasks::{Out, ReadyQueue, Tasks};
 
@@ -45,6 +46,16 @@ const MIN_READ: usize = 16 * 1024;
 /// Frames waiting for the socket beyond which no more input is read: a peer that does not read
 /// stops being served until it does.
 const MAX_PENDING_OUTPUT: usize = 1024 * 1024;
+
+/// Frames waiting for the socket below which more are taken from the connection. Above it the
+/// frames stay queued in `http2::Conn`, whose `max_send_buffer` then stops response bodies:
+/// what a peer that reads nothing costs is bounded by the two buffers, not by the responses.
+const REFILL_BELOW: usize = 64 * 1024;
+
+/// Input octets one poll of the connection may read and process before it yields to the
+/// worker's other connections: a peer that keeps the socket full, or sends frames that are
+/// costly to process (an HPACK bomb), delays them by about one such share.
+const FAIR_SHARE: usize = 64 * 1024;
 
 /// Bytes of each request-head arena; heads are split off it as shared `Bytes`.
 const ARENA: usize = 16 * 1024;
@@ -115,6 +126,9 @@ pub(crate) fn serve<H: Handler>(
         idle_since: Some(started),
         served: 0,
         write_stalled: None,
+        share: FAIR_SHARE,
+        linger: None,
+        io_failed: false,
     };
     if let Some(request) = first {
         task.start_request(StreamId::new(1), request, false, false);
@@ -158,6 +172,13 @@ struct H2Conn<H: Handler> {
     served: u64,
     /// Since when the socket takes none of the bytes queued for it.
     write_stalled: Option<Instant>,
+    /// Input octets this poll may still read (see `FAIR_SHARE`).
+    share: usize,
+    /// The connection is over, its write side shut: the lingering close's deadline and the
+    /// octets dropped so far (see `server::linger`).
+    linger: Option<(Instant, usize)>,
+    /// The socket failed: nothing more to read or write.
+    io_failed: bool,
 }
 
 impl<H: Handler> Future for H2Conn<H> {
@@ -165,18 +186,40 @@ impl<H: Handler> Future for H2Conn<H> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
+        if this.linger.is_some() {
+            return this.poll_linger(cx);
+        }
         if this.conn.is_none() {
             return Poll::Ready(());
         }
         this.ready.watch(cx.waker());
         this.bodies.watch(cx.waker());
         this.worker.watch(this.admitted.idle, cx.waker());
+        this.share = FAIR_SHARE;
         loop {
             match this.turn(cx) {
+                Turn::Again if this.share == 0 => {
+                    // Its share is spent: the other connections get a turn first. Through
+                    // tokio's `yield_now`, whose wake-up is deferred until the runtime has
+                    // polled the sockets: with a plain self-wake the worker only looks at the
+                    // sockets every few dozen task polls, so a flood kept the others waiting.
+                    let _ = pin!(tokio::task::yield_now()).poll(cx);
+                    return Poll::Pending;
+                }
                 Turn::Again => continue,
                 Turn::Done => {
                     this.finish();
-                    return Poll::Ready(());
+                    // After our GOAWAY, with the client possibly still sending: linger, so
+                    // the GOAWAY is not destroyed by the reset a close with unread input
+                    // sends.
+                    if this.io_failed || this.read_closed {
+                        return Poll::Ready(());
+                    }
+                    let deadline =
+                        Instant::now() + LINGER.min(this.worker.config.header_read_timeout);
+                    this.linger = Some((deadline, 0));
+                    this.release_memory();
+                    return this.poll_linger(cx);
                 }
                 Turn::Wait => {}
             }
@@ -215,7 +258,10 @@ impl<H: Handler> H2Conn<H> {
             match self.read() {
                 Ok(true) => moved = true,
                 Ok(false) => {}
-                Err(()) => return Turn::Done,
+                Err(()) => {
+                    self.io_failed = true;
+                    return Turn::Done;
+                }
             }
         }
         self.date = None;
@@ -231,7 +277,10 @@ impl<H: Handler> H2Conn<H> {
         }
         match self.transmit(cx) {
             Ok(wrote) => moved |= wrote,
-            Err(()) => return Turn::Done,
+            Err(()) => {
+                self.io_failed = true;
+                return Turn::Done;
+            }
         }
         if self.conn().is_closed() && self.wpos >= self.wbuf.len() {
             return Turn::Done;
@@ -257,7 +306,10 @@ impl<H: Handler> H2Conn<H> {
                 self.read_closed = true;
                 Ok(true)
             }
-            Ok(_) => Ok(true),
+            Ok(n) => {
+                self.share = self.share.saturating_sub(n);
+                Ok(true)
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(_) => Err(()),
         }
@@ -665,8 +717,10 @@ impl<H: Handler> H2Conn<H> {
             self.wbuf.clear();
             self.wpos = 0;
         }
-        let conn = self.conn.as_mut().expect("connection state");
-        conn.poll_transmit(&mut self.wbuf);
+        if self.wbuf.len() - self.wpos < REFILL_BELOW {
+            let conn = self.conn.as_mut().expect("connection state");
+            conn.poll_transmit(&mut self.wbuf);
+        }
         let mut wrote = false;
         while self.wpos < self.wbuf.len() {
             match self.io.try_write(&self.wbuf[self.wpos..]) {
@@ -818,6 +872,31 @@ impl<H: Handler> H2Conn<H> {
             any = true;
         }
         any
+    }
+
+    /// The lingering close: drops what the client still sends until its end of stream or the
+    /// deadline (see `server::linger`).
+    fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some((deadline, discarded)) = &mut self.linger else { return Poll::Ready(()) };
+        let deadline = *deadline;
+        // Past `LINGER_BYTES` it waits out the deadline without reading: closing then would
+        // send the reset the linger is there to hold back (the tests saw GOAWAY lost so).
+        if poll_discard(self.io.tcp(), cx, discarded).is_ready() {
+            return Poll::Ready(());
+        }
+        if self.timer.deadline() != deadline {
+            self.timer.as_mut().reset(deadline);
+        }
+        self.timer.as_mut().poll(cx)
+    }
+
+    /// Frees what a lingering connection no longer needs.
+    fn release_memory(&mut self) {
+        self.conn = None;
+        self.rbuf = BytesMut::new();
+        self.wbuf = Vec::new();
+        self.arena = BytesMut::new();
+        self.spare_arena = BytesMut::new();
     }
 
     /// The connection is over: handlers still running are dropped, the write side is shut.
