@@ -672,6 +672,28 @@ fn zero_window_hold_with_many_streams() {
     }
 }
 
+/// Regression: a client that shuts its side (or dies) while responses wait for a window kept
+/// their streams, and the bodies, until the stall timeout, though no WINDOW_UPDATE could come
+/// any more. At its end of stream they are reset at once and the connection closes.
+#[test]
+fn end_of_stream_while_responses_wait_for_a_window() {
+    let _serial = serial();
+    let server = spawn(Config { write_timeout: Duration::from_secs(30), ..support::test_config() });
+    let mut c = open(server.local_addr(), &[(h2::SETTINGS_INITIAL_WINDOW_SIZE, 0)]);
+    c.send(&batch(("GET", "/big", &[]), 10, get));
+    assert!(
+        eventually(Duration::from_secs(2), || LIVE_BODIES.load(Ordering::SeqCst) == 10),
+        "the ten responses did not start"
+    );
+    c.tcp().shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(
+        eventually(Duration::from_secs(2), || LIVE_BODIES.load(Ordering::SeqCst) == 0),
+        "response bodies outlived the client's end of stream"
+    );
+    assert!(c.closed_within(Duration::from_secs(2)), "the connection stayed open");
+    server.shutdown_now();
+}
+
 /// A peer that grants every window and then reads nothing at all: responses pile up until
 /// the socket takes no more; the connection's output is bounded (1 MiB of frames queued,
 /// 1 MiB in the connection, one chunk per stream), and after `write_timeout` without progress

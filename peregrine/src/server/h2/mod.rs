@@ -272,6 +272,9 @@ impl<H: Handler> H2Conn<H> {
         moved |= self.run_ready();
         self.release();
         moved |= self.send_bodies();
+        if self.read_closed {
+            moved |= self.cancel_hopeless();
+        }
         if self.worker.draining() || self.worker.evicted(self.admitted.idle) {
             self.drain();
         }
@@ -870,6 +873,24 @@ impl<H: Handler> H2Conn<H> {
                 self.cancel(index);
             }
             any = true;
+        }
+        any
+    }
+
+    /// After the client's end of stream: resets the responses blocked on flow control, which
+    /// no WINDOW_UPDATE can unblock any more (RFC 9113 §6.9), and the request bodies being
+    /// drained, which can no longer end. Without this a client that closed (or was killed)
+    /// mid-response kept its streams until the stall timeout. True when one was reset.
+    fn cancel_hopeless(&mut self) -> bool {
+        let mut any = false;
+        for index in 0..self.tasks.slots.len() as u16 {
+            let t = &self.tasks.slots[usize::from(index)];
+            if t.live && (t.stalled_since.is_some() || t.drain.is_some()) {
+                let stream = t.stream;
+                self.conn().reset(stream, Reason::CANCEL);
+                self.cancel(index);
+                any = true;
+            }
         }
         any
     }
