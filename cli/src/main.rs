@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod serve;
+mod units;
 
 /// A fast, strict HTTP/1.1 server, with HTTPS.
 #[derive(Debug, Parser)]
