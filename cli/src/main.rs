@@ -1,4 +1,5 @@
 //! The `peregrine` command line.
+#![deny(unsafe_code)]
 
 use std::process::ExitCode;
 

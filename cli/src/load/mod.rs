@@ -5,6 +5,8 @@
 //! failure ends the command here, with one line and status 2), start the threads, show the
 //! progress, stop at the deadline, the count or Ctrl-C, merge the threads' figures, report.
 
+#[cfg(test)]
+mod alloc_tests;
 mod args;
 mod report;
 mod stats;
