@@ -22,8 +22,9 @@ Closed loop (the default): each connection (or HTTP/2 stream) sends its next req
 as the last one is answered. With --rate the load is an open loop: requests are scheduled at
 fixed intervals, each connection taking an equal share, and latency counts from a request's
 scheduled start, so a server that stalls shows in the percentiles (coordinated omission
-corrected, as wrk2 does); a request whose connection had no free slot when it was due is
-reported late. The up to 2 ms a timer may wake late is not charged to the server.
+corrected, as wrk2 does); a request sent more than 2 ms after it was due (its connection
+busy, or the generator behind) is reported late. Up to 2 ms of timer lateness is not charged
+to the server.
 
 Latency runs from the request's (scheduled) start to the end of its response; time to first
 byte to its response head. Requests in flight when the run stops are not counted. Errors are
