@@ -262,11 +262,15 @@ fn bad_url_and_unreachable_host_exit_2_with_one_line() {
         l.local_addr().unwrap().port()
     };
     let unreachable = format!("http://127.0.0.1:{closed}/");
-    let cases: [&[&str]; 4] = [
+    let server = TestServer::start(Duration::ZERO, None, None);
+    let h2c = server.url("http");
+    let cases: [&[&str]; 5] = [
         &["htp://example.com/"],
         &["http://"],
         &[&unreachable, "-n", "10"],
         &["http://127.0.0.1:1/", "--pipeline", "2", "-X", "POST"],
+        // HTTP/2 forbids connection-specific fields (RFC 9113 §8.2.2): refused before load.
+        &[&h2c, "--http2-prior-knowledge", "-H", "Connection: close"],
     ];
     for args in cases {
         let out = run(args, Duration::from_secs(15));
@@ -275,6 +279,7 @@ fn bad_url_and_unreachable_host_exit_2_with_one_line() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+    assert_eq!(server.received(), 0);
 }
 
 /// Ctrl-C (SIGINT) stops a long run early and the report is still printed.

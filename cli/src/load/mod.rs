@@ -56,11 +56,19 @@ pub fn run(args: LoadArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start a runtime: {e}")),
     };
-    // One connection first: the URL, the host and TLS are checked before any load.
-    let protocol = match rt.block_on(Connection::connect(&plan.url, &config)) {
-        Ok(conn) => conn.protocol(),
+    // One connection first: the URL, the host and TLS are checked before any load, and the
+    // request is encoded once (a field HTTP/2 refuses, say), then dropped unsent.
+    let mut probe = match rt.block_on(Connection::connect(&plan.url, &config)) {
+        Ok(conn) => conn,
         Err(e) => return fail(&format!("{}: {e}", plan.url)),
     };
+    let fields: Vec<(&str, &[u8])> =
+        plan.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
+    if let Err(e) = probe.send_request_token(&plan.method, &plan.target, &fields, &plan.body) {
+        return fail(&format!("{}: {e}", plan.url));
+    }
+    let protocol = probe.protocol();
+    drop((fields, probe));
     let protocol = match protocol {
         Protocol::Http1 => "HTTP/1.1",
         Protocol::Http2 => "HTTP/2",

@@ -266,6 +266,7 @@ async fn drive(
             }
             lose(&thread, &mut slots, &e);
             conn = None;
+            sleep(RECONNECT_PAUSE).await;
             continue;
         }
         if slots.is_empty() {
