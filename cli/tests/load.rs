@@ -239,7 +239,9 @@ fn one_stall_shows_in_the_open_loop_percentiles_and_closed_loop_keeps_littles_la
     let p50 = n(&report, &["latency_us", "p50"]);
     assert!(p50 < 20_000.0, "p50 = {p50} µs");
     let late = n(&report, &["late"]);
-    assert!((30.0..=120.0).contains(&late), "late = {late}");
+    // At least the requests held back by the stall; more when this busy machine leaves the
+    // generator behind its schedule (also late, by definition).
+    assert!((30.0..=requests / 2.0).contains(&late), "late = {late} of {requests}");
 
     let server = TestServer::start(Duration::from_millis(1), Some(20), None);
     let report =
