@@ -307,3 +307,38 @@ fn interrupt_stops_early_and_still_reports() {
     assert!(n(&report, &["requests"]) > 0.0);
     assert!(n(&report, &["duration_s"]) < 5.0);
 }
+
+/// A method, a header field and a body from a file reach the server on every request, over
+/// HTTP/1.1 and HTTP/2; the server counts the requests that carried all three.
+#[test]
+fn method_header_and_body_reach_the_server() {
+    let _turn = turn();
+    let body = std::env::temp_dir().join(format!("peregrine-load-body-{}", std::process::id()));
+    std::fs::write(&body, b"0123456789").unwrap();
+    let matched = Arc::new(AtomicU64::new(0));
+    let count = matched.clone();
+    let handler = move |req: Request| {
+        let count = count.clone();
+        async move {
+            let ok = req.method_str() == "PUT" && req.header("x-load") == Some(b"yes".as_slice());
+            let got = req.into_body().to_bytes(1024).await.unwrap_or_default();
+            if ok && got.as_ref() == b"0123456789" {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+            Response::new(Body::from_static(b"ok"))
+        }
+    };
+    let server = Server::bind("127.0.0.1:0").workers(1).spawn(handler).unwrap();
+    let url = format!("http://{}/put", server.local_addr());
+    let file = body.to_str().unwrap();
+    for proto in ["--http1", "--http2-prior-knowledge"] {
+        let args = [&url, proto, "-X", "PUT", "-H", "X-Load: yes", "--body", file, "-n", "100"];
+        let report = run_json(&args, Duration::from_secs(15));
+        no_errors(&report);
+        assert_eq!(n(&report, &["requests"]), 100.0);
+    }
+    assert_eq!(matched.load(Ordering::SeqCst), 200);
+    let _ = std::fs::remove_file(&body);
+    server.shutdown_now();
+    let _ = server.join();
+}
