@@ -6,7 +6,7 @@ use peregrine::files::{Coding, Compression};
 use peregrine::server::{Config, Network};
 
 use super::log::Format;
-use super::units::{Dur, Size};
+use crate::units::{Dur, Size};
 
 /// Arguments of `peregrine serve`.
 #[derive(Debug, clap::Args)]

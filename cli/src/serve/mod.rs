@@ -5,7 +5,6 @@ mod args;
 mod log;
 mod site;
 mod tls;
-mod units;
 
 use std::io;
 use std::path::Path;

@@ -1,0 +1,299 @@
+//! The flags of `peregrine load`, and the [`Plan`] they add up to once checked.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use peregrine::Method;
+use peregrine::client::conn::Versions;
+
+use crate::units::Dur;
+
+/// Arguments of `peregrine load`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  peregrine load http://127.0.0.1:8080/ -c 64 -d 10s            HTTP/1.1, closed loop
+  peregrine load http://127.0.0.1:8080/ --pipeline 16           16 requests in flight per connection
+  peregrine load http://127.0.0.1:8080/ --http2-prior-knowledge -c 16 -m 32
+  peregrine load https://localhost:8443/ --insecure -n 100000   ALPN picks h2 or http/1.1
+  peregrine load http://127.0.0.1:8080/ --rate 5000 -d 30s --json out.json
+
+Closed loop (the default): each connection (or HTTP/2 stream) sends its next request as soon
+as the last one is answered. With --rate the load is an open loop: requests are scheduled at
+fixed intervals, each connection taking an equal share, and latency counts from a request's
+scheduled start, so a server that stalls shows in the percentiles (coordinated omission
+corrected, as wrk2 does); a request sent more than 2 ms after it was due (its connection
+busy, or the generator behind) is reported late. Up to 2 ms of timer lateness is not charged
+to the server.
+
+Latency runs from the request's (scheduled) start to the end of its response; time to first
+byte to its response head. Requests in flight when the run stops are not counted. Errors are
+counted per request lost, by kind: connect, tls, timeout, reset, protocol, closed, body,
+other. Exit status 2, with a one-line message, when the URL is bad or the first connection
+fails; 0 once the report is printed (Ctrl-C stops early and still reports). The JSON report
+is described field by field in docs/LOAD.md.")]
+pub struct LoadArgs {
+    /// The URL to load: http://HOST[:PORT]/PATH (HTTP/1.1, or h2c with
+    /// --http2-prior-knowledge) or https:// (ALPN chooses h2 or http/1.1).
+    pub url: String,
+
+    /// Connections to open, shared out over the threads.
+    #[arg(short = 'c', long, value_name = "CONNS", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub connections: u32,
+
+    /// Threads, each with its own event loop and its share of the connections [default: the
+    /// number of available cores, at most CONNS].
+    #[arg(short = 't', long, value_name = "THREADS",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+
+    /// How long to run (after --warmup) [default: 10s unless -n is given].
+    #[arg(short = 'd', long, value_name = "DURATION", conflicts_with = "count")]
+    pub duration: Option<Dur>,
+
+    /// Send this many requests (after --warmup), then stop.
+    #[arg(short = 'n', long, value_name = "COUNT",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+
+    /// Open loop: this many requests per second in all, on fixed schedules.
+    #[arg(long, value_name = "REQ_PER_S", value_parser = parse_rate)]
+    pub rate: Option<f64>,
+
+    /// Concurrent streams per HTTP/2 connection (capped by the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(short = 'm', long, value_name = "STREAMS_PER_CONN", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub streams: u32,
+
+    /// HTTP/1.1 requests in flight per connection (pipelining; idempotent methods only).
+    #[arg(long, value_name = "DEPTH", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub pipeline: u32,
+
+    /// Speak HTTP/1.1 only (ALPN offers http/1.1 alone on https).
+    #[arg(long, group = "proto")]
+    pub http1: bool,
+
+    /// Speak HTTP/2 only: ALPN h2 on https, prior knowledge (h2c) on http.
+    #[arg(long, group = "proto")]
+    pub http2: bool,
+
+    /// HTTP/2 in clear text without negotiation (RFC 9113 §3.3), h2c.
+    #[arg(long, group = "proto")]
+    pub http2_prior_knowledge: bool,
+
+    /// Request method [default: GET, or POST with --body].
+    #[arg(short = 'X', long, value_name = "METHOD", value_parser = parse_method)]
+    pub method: Option<String>,
+
+    /// Add a header field to every request, as 'Name: value' (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, Vec<u8>)>,
+
+    /// Send this file's contents as every request's body.
+    #[arg(long, value_name = "FILE")]
+    pub body: Option<PathBuf>,
+
+    /// Connect, TLS handshake and read timeout: a response that shows no byte for this long
+    /// fails its connection's requests as timeouts.
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(Duration::from_secs(10)))]
+    pub timeout: Dur,
+
+    /// Load this long first without recording anything (connections warm up, the server's
+    /// caches fill).
+    #[arg(long, value_name = "DURATION", default_value_t = Dur(Duration::ZERO))]
+    pub warmup: Dur,
+
+    /// Also write the complete report as JSON to FILE ('-' for stdout, which then carries
+    /// only the JSON).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// No live progress line (it is off anyway when stdout is not a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Accept any TLS certificate (self-signed, wrong name): no authentication of the server.
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+fn parse_rate(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 1e9 => Ok(r),
+        _ => Err("must be a number of requests per second above 0".to_owned()),
+    }
+}
+
+/// RFC 9110 §9.1: a method is a token.
+fn parse_method(v: &str) -> Result<String, String> {
+    if !v.is_empty() && v.bytes().all(is_tchar) {
+        Ok(v.to_owned())
+    } else {
+        Err("must be a method token such as GET or POST".to_owned())
+    }
+}
+
+/// `tchar` of RFC 9110 §5.6.2.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// `Name: value`, a field the connection may send (it writes Host and the framing itself).
+fn parse_header(v: &str) -> Result<(String, Vec<u8>), String> {
+    let (name, value) = v.split_once(':').ok_or("must be 'Name: value'")?;
+    if name.is_empty() || !name.bytes().all(is_tchar) {
+        return Err(format!("'{name}' is not a field name"));
+    }
+    for framing in ["host", "content-length", "transfer-encoding"] {
+        if name.eq_ignore_ascii_case(framing) {
+            return Err(format!("{name} is written by the connection (from the URL and body)"));
+        }
+    }
+    let value = value.trim_matches([' ', '\t']);
+    // RFC 9110 §5.5: field-value is visible characters, spaces and tabs.
+    if !value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80) {
+        return Err("the value must be one line of visible characters".to_owned());
+    }
+    Ok((name.to_owned(), value.as_bytes().to_vec()))
+}
+
+/// How the run stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stop {
+    /// After this long (following the warm-up).
+    After(Duration),
+    /// After this many requests were sent (following the warm-up) and answered.
+    Count(u64),
+}
+
+/// Everything a run needs, checked: what each connection sends and how.
+#[derive(Debug)]
+pub struct Plan {
+    pub url: String,
+    pub target: String,
+    pub method: String,
+    pub method_tag: Method,
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub body: Vec<u8>,
+    pub connections: u32,
+    pub threads: u16,
+    pub stop: Stop,
+    pub rate: Option<f64>,
+    pub streams: u32,
+    pub pipeline: u32,
+    pub versions: Versions,
+    pub timeout: Duration,
+    pub warmup: Duration,
+    pub insecure: bool,
+}
+
+impl LoadArgs {
+    /// The plan the flags describe, or a one-line reason.
+    pub fn plan(self) -> Result<Plan, String> {
+        let (_, target) = peregrine::client::Origin::parse(&self.url)
+            .map_err(|e| format!("{}: {}", self.url, one_line(&e.to_string())))?;
+        let target = if target.is_empty() { "/".to_owned() } else { target.to_owned() };
+        let body = match &self.body {
+            Some(path) => std::fs::read(path)
+                .map_err(|e| format!("{}: cannot read the body: {e}", path.display()))?,
+            None => Vec::new(),
+        };
+        let method = match (&self.method, self.body.is_some()) {
+            (Some(m), _) => m.clone(),
+            (None, true) => "POST".to_owned(),
+            (None, false) => "GET".to_owned(),
+        };
+        let method_tag = Method::from_token(method.as_bytes());
+        if self.pipeline > 1 && !method_tag.is_idempotent() {
+            return Err(format!(
+                "--pipeline needs an idempotent method (RFC 9112 §9.3.2); {method} is not"
+            ));
+        }
+        let versions = if self.http1 {
+            Versions::Http1Only
+        } else if self.http2 || self.http2_prior_knowledge {
+            Versions::Http2Only
+        } else {
+            Versions::Auto
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = self.threads.map_or(cores, usize::from).min(self.connections as usize);
+        let stop = match (self.duration, self.count) {
+            (_, Some(n)) => Stop::Count(n),
+            (Some(d), None) => Stop::After(d.0),
+            (None, None) => Stop::After(Duration::from_secs(10)),
+        };
+        if stop == Stop::After(Duration::ZERO) {
+            return Err("-d must be longer than 0".to_owned());
+        }
+        Ok(Plan {
+            url: self.url,
+            target,
+            method,
+            method_tag,
+            headers: self.headers,
+            body,
+            connections: self.connections,
+            threads: u16::try_from(threads.max(1)).unwrap_or(u16::MAX),
+            stop,
+            rate: self.rate,
+            streams: self.streams,
+            pipeline: self.pipeline,
+            versions,
+            timeout: self.timeout.0.max(Duration::from_millis(1)),
+            warmup: self.warmup.0,
+            insecure: self.insecure,
+        })
+    }
+}
+
+/// An error message on one line.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_parse() {
+        struct Case {
+            input: &'static str,
+            expect: Result<(&'static str, &'static [u8]), ()>,
+        }
+        let cases = [
+            Case { input: "Accept: */*", expect: Ok(("Accept", b"*/*")) },
+            Case { input: "x-a:b", expect: Ok(("x-a", b"b")) },
+            Case { input: "x-a:  b c \t", expect: Ok(("x-a", b"b c")) },
+            Case { input: "x-empty:", expect: Ok(("x-empty", b"")) },
+            Case { input: "no colon", expect: Err(()) },
+            Case { input: ": v", expect: Err(()) },
+            Case { input: "bad name: v", expect: Err(()) },
+            Case { input: "Host: example.com", expect: Err(()) },
+            Case { input: "content-length: 5", expect: Err(()) },
+            Case { input: "Transfer-Encoding: chunked", expect: Err(()) },
+            Case { input: "x: a\r\nb", expect: Err(()) },
+        ];
+        for c in cases {
+            let got = parse_header(c.input);
+            let got = got.as_ref().map(|(n, v)| (n.as_str(), v.as_slice())).map_err(|_| ());
+            assert_eq!(got, c.expect, "{}", c.input);
+        }
+    }
+
+    #[test]
+    fn methods_and_rates_parse() {
+        assert_eq!(parse_method("PROPFIND").as_deref(), Ok("PROPFIND"));
+        assert!(parse_method("GE T").is_err());
+        assert!(parse_method("").is_err());
+        assert_eq!(parse_rate("2500"), Ok(2500.0));
+        assert_eq!(parse_rate("0.5"), Ok(0.5));
+        for bad in ["0", "-1", "NaN", "inf", "x"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! `peregrine load`: an HTTP/1.1 and HTTP/2 load generator on the client's one-connection API,
+//! thread per core (each thread a current-thread runtime with its share of the connections).
+//!
+//! The run: check the flags, open one connection (a bad URL, an unreachable host or a TLS
+//! failure ends the command here, with one line and status 2), start the threads, show the
+//! progress, stop at the deadline, the count or Ctrl-C, merge the threads' figures, report.
+
+#[cfg(test)]
+mod alloc_tests;
+mod args;
+mod report;
+mod stats;
+mod worker;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use peregrine::client::TlsConfig;
+use peregrine::client::conn::{Config, Connection, Protocol};
+
+pub use args::LoadArgs;
+use args::{Stop, one_line};
+use stats::{Live, Stats};
+use worker::{Job, Shared};
+
+/// How often the progress line is redrawn.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("peregrine load: {}", one_line(msg));
+    ExitCode::from(2)
+}
+
+/// Runs `peregrine load`.
+pub fn run(args: LoadArgs) -> ExitCode {
+    let json_to = args.json.clone();
+    let progress = !args.no_progress && std::io::stdout().is_terminal();
+    let plan = match args.plan() {
+        Ok(plan) => plan,
+        Err(e) => return fail(&e),
+    };
+    let tls = if plan.insecure {
+        TlsConfig::webpki_roots().danger_accept_invalid_certs()
+    } else {
+        TlsConfig::webpki_roots()
+    };
+    let config = Config::default()
+        .versions(plan.versions)
+        .tls(tls)
+        .connect_timeout(plan.timeout)
+        .tls_handshake_timeout(plan.timeout)
+        .read_timeout(Some(plan.timeout));
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start a runtime: {e}")),
+    };
+    // One connection first: the URL, the host and TLS are checked before any load, and the
+    // request is encoded once (a field HTTP/2 refuses, say), then dropped unsent.
+    let mut probe = match rt.block_on(Connection::connect(&plan.url, &config)) {
+        Ok(conn) => conn,
+        Err(e) => return fail(&format!("{}: {e}", plan.url)),
+    };
+    let fields: Vec<(&str, &[u8])> =
+        plan.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
+    if let Err(e) = probe.send_request_token(&plan.method, &plan.target, &fields, &plan.body) {
+        return fail(&format!("{}: {e}", plan.url));
+    }
+    let protocol = probe.protocol();
+    drop((fields, probe));
+    let protocol = match protocol {
+        Protocol::Http1 => "HTTP/1.1",
+        Protocol::Http2 => "HTTP/2",
+    };
+    let shared = Arc::new(Shared { plan, config });
+    let plan = &shared.plan;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let threads = u32::from(plan.threads);
+    let start = Arc::new(Barrier::new(threads as usize));
+    let mut handles = Vec::with_capacity(threads as usize);
+    let mut lives = Vec::with_capacity(threads as usize);
+    let mut first = 0;
+    for t in 0..threads {
+        // Connections and the count shared out as evenly as they go.
+        let conns = plan.connections / threads + u32::from(t < plan.connections % threads);
+        let budget = match plan.stop {
+            Stop::Count(n) => {
+                let share = |upto: u32| {
+                    (u128::from(n) * u128::from(upto) / u128::from(plan.connections)) as u64
+                };
+                Some(share(first + conns) - share(first))
+            }
+            Stop::After(_) => None,
+        };
+        let live = Arc::new(Live::default());
+        lives.push(live.clone());
+        let job = Job { first, conns, budget, live, start: start.clone(), stop: stop_rx.clone() };
+        first += conns;
+        let shared = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("load-{t}"))
+            .spawn(move || worker::run(shared, job));
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                let _ = stop_tx.send(true);
+                return fail(&format!("cannot start a thread: {e}"));
+            }
+        }
+    }
+    let interrupted = rt.block_on(watch(&handles, &lives, plan, progress, &stop_tx));
+    let mut total = Stats::new();
+    let (mut from, mut to) = (None::<tokio::time::Instant>, None::<tokio::time::Instant>);
+    for h in handles {
+        match h.join() {
+            Ok(Ok(out)) => {
+                total.merge(&out.stats);
+                from = Some(from.map_or(out.measure_from, |f| f.min(out.measure_from)));
+                to = Some(to.map_or(out.ended, |t| t.max(out.ended)));
+            }
+            Ok(Err(e)) => return fail(&e),
+            Err(_) => return fail("a load thread panicked"),
+        }
+    }
+    let duration_s = match (from, to) {
+        (Some(f), Some(t)) => t.saturating_duration_since(f).as_secs_f64(),
+        _ => 0.0,
+    };
+    let meta = report::Meta {
+        url: &plan.url,
+        protocol,
+        connections: plan.connections,
+        threads: plan.threads,
+        streams: plan.streams,
+        pipeline: plan.pipeline,
+        rate: plan.rate,
+        duration_s,
+        interrupted,
+    };
+    let text = report::text(&meta, &total);
+    match json_to.as_deref().map(|p| p.to_str() == Some("-")) {
+        Some(true) => {
+            eprint!("{text}");
+            println!("{:#}", report::json(&meta, &total));
+        }
+        Some(false) => {
+            print!("{text}");
+            let path = json_to.unwrap_or_default();
+            let body = format!("{:#}\n", report::json(&meta, &total));
+            if let Err(e) = std::fs::write(&path, body) {
+                return fail(&format!("{}: cannot write the JSON report: {e}", path.display()));
+            }
+        }
+        None => print!("{text}"),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Waits for the threads to finish, drawing the progress line and turning Ctrl-C into a stop;
+/// returns whether the run was interrupted.
+async fn watch(
+    handles: &[std::thread::JoinHandle<Result<worker::Outcome, String>>],
+    lives: &[Arc<Live>],
+    plan: &args::Plan,
+    progress: bool,
+    stop: &tokio::sync::watch::Sender<bool>,
+) -> bool {
+    let started = Instant::now();
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut interrupted = false;
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    let (mut last_at, mut last_done) = (started, 0u64);
+    loop {
+        tokio::select! {
+            r = &mut ctrl_c, if !interrupted => {
+                interrupted = r.is_ok();
+                let _ = stop.send(true);
+            }
+            _ = tick.tick() => {
+                if handles.iter().all(|h| h.is_finished()) {
+                    break;
+                }
+                if progress && last_at.elapsed() >= PROGRESS_EVERY {
+                    let sum = |f: fn(&Live) -> u64| lives.iter().map(|l| f(l)).sum::<u64>();
+                    let done = sum(|l| l.completed.load(std::sync::atomic::Ordering::Relaxed));
+                    let errors = sum(|l| l.errors.load(std::sync::atomic::Ordering::Relaxed));
+                    let now = Instant::now();
+                    let rate = (done - last_done.min(done)) as f64
+                        / now.duration_since(last_at).as_secs_f64().max(1e-9);
+                    (last_at, last_done) = (now, done);
+                    let total = match plan.stop {
+                        Stop::After(d) => format!("{:.0}s", (d + plan.warmup).as_secs_f64()),
+                        Stop::Count(n) => format!("{n} requests"),
+                    };
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(
+                        err,
+                        "\r\x1b[2K  {:.1}s / {total}   {rate:.0} req/s   {done} done   {errors} errors",
+                        started.elapsed().as_secs_f64()
+                    );
+                    let _ = err.flush();
+                }
+            }
+        }
+    }
+    if progress {
+        eprint!("\r\x1b[2K");
+    }
+    interrupted
+}

@@ -1,0 +1,362 @@
+//! One load thread: a current-thread runtime, its share of the connections, each driven by its
+//! own task through the one-connection API (no pool, no lock, no channel), and the figures it
+//! records.
+//!
+//! The hot path of a request allocates nothing: the request's fields are borrowed from the
+//! plan, prepared once per connection, and the connection re-sends the bytes it encoded for the
+//! previous identical request; the in-flight slots are a vector of fixed capacity; the
+//! histograms are allocated once. Per request: three clock reads (send, head, end), a
+//! histogram record, and a store to a counter the progress line reads.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use peregrine::client::Error;
+use peregrine::client::conn::{Config, Connection, Event, Protocol, RequestId};
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep, sleep_until};
+
+use super::args::{Plan, Stop};
+use super::stats::{ErrorKind, Live, Stats, micros};
+
+/// How late a timer may wake without the delay being charged to the server (tokio's timer
+/// has a 1 ms granularity).
+const TIMER_SLACK: Duration = Duration::from_millis(2);
+
+/// Pause after a failed connect before the next attempt.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(10);
+
+/// What every thread shares.
+pub struct Shared {
+    pub plan: Plan,
+    pub config: Config,
+}
+
+/// One thread's share of the run.
+pub struct Job {
+    /// Global index of its first connection (open loop: staggers the schedules).
+    pub first: u32,
+    pub conns: u32,
+    /// Count mode: requests this thread sends.
+    pub budget: Option<u64>,
+    pub live: Arc<Live>,
+    pub start: Arc<Barrier>,
+    pub stop: watch::Receiver<bool>,
+}
+
+/// What a thread hands back.
+pub struct Outcome {
+    pub stats: Stats,
+    /// When recording started (after the warm-up) and when the thread stopped.
+    pub measure_from: Instant,
+    pub ended: Instant,
+}
+
+/// The state a thread's connection tasks share (one thread: `Rc`, `Cell`, `RefCell`).
+struct Thread {
+    shared: Arc<Shared>,
+    stats: RefCell<Stats>,
+    live: Arc<Live>,
+    budget: Cell<Option<u64>>,
+}
+
+impl Thread {
+    /// Takes one request from the count budget; false when it is spent.
+    fn take(&self) -> bool {
+        match self.budget.get() {
+            None => true,
+            Some(0) => false,
+            Some(n) => {
+                self.budget.set(Some(n - 1));
+                true
+            }
+        }
+    }
+
+    fn spent(&self) -> bool {
+        self.budget.get() == Some(0)
+    }
+
+    fn error(&self, kind: ErrorKind, n: u64) {
+        self.stats.borrow_mut().error(kind, n);
+        Live::bump(&self.live.errors, n);
+    }
+
+    async fn connect(&self) -> Option<Connection> {
+        let started = Instant::now();
+        match Connection::connect(&self.shared.plan.url, &self.shared.config).await {
+            Ok(conn) => {
+                let mut stats = self.stats.borrow_mut();
+                let _ = stats.connect.record(micros(started.elapsed()));
+                stats.connects += 1;
+                Some(conn)
+            }
+            Err(e) => {
+                self.error(ErrorKind::of(&e), 1);
+                None
+            }
+        }
+    }
+}
+
+/// Runs one thread's share: connects, waits for every thread at the start line, loads until
+/// the deadline, the count, or a stop (Ctrl-C).
+///
+/// # Errors
+/// When the runtime cannot be built.
+pub fn run(shared: Arc<Shared>, mut job: Job) -> Result<Outcome, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    let thread = Rc::new(Thread {
+        shared: shared.clone(),
+        stats: RefCell::new(Stats::new()),
+        live: job.live.clone(),
+        budget: Cell::new(job.budget),
+    });
+    let (measure_from, ended) = local.block_on(&rt, async {
+        let mut conns = Vec::with_capacity(job.conns as usize);
+        for _ in 0..job.conns {
+            conns.push(thread.connect().await);
+        }
+        // Every thread starts loading at once.
+        job.start.wait();
+        let t0 = Instant::now();
+        let measure_from = t0 + shared.plan.warmup;
+        let mut tasks = Vec::with_capacity(conns.len());
+        for (i, conn) in conns.into_iter().enumerate() {
+            let index = job.first + i as u32;
+            tasks.push(tokio::task::spawn_local(drive(
+                thread.clone(),
+                conn,
+                index,
+                t0,
+                measure_from,
+            )));
+        }
+        let deadline = match shared.plan.stop {
+            Stop::After(d) => Some(measure_from + d),
+            Stop::Count(_) => None,
+        };
+        let all_done = async {
+            for task in tasks {
+                let _ = task.await;
+            }
+        };
+        let stopped = async {
+            while !*job.stop.borrow_and_update() {
+                if job.stop.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            _ = all_done => {}
+            _ = stopped => {}
+            _ = sleep_until(deadline.unwrap_or(t0)), if deadline.is_some() => {}
+        }
+        (measure_from, Instant::now())
+    });
+    // The tasks (and their requests in flight) end with the set.
+    drop(local);
+    let stats = Rc::try_unwrap(thread)
+        .map_err(|_| "a connection task outlived its thread".to_owned())?
+        .stats
+        .into_inner();
+    Ok(Outcome { stats, measure_from, ended: ended.max(measure_from) })
+}
+
+/// A request in flight.
+struct Slot {
+    id: RequestId,
+    /// Where its latency counts from: when it was sent, or in an open loop when it was due.
+    start: Instant,
+    /// Recorded (sent after the warm-up).
+    recording: bool,
+    status: u16,
+    bytes: u64,
+}
+
+/// Drives one connection for the whole run: sends while it has room (closed loop) or when a
+/// request is due (open loop), records each response, reconnects when the connection fails
+/// or the server closes it.
+async fn drive(
+    thread: Rc<Thread>,
+    mut conn: Option<Connection>,
+    index: u32,
+    t0: Instant,
+    measure_from: Instant,
+) {
+    let plan = &thread.shared.plan;
+    let fields: Vec<(&str, &[u8])> =
+        plan.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
+    let cap = plan.pipeline.max(plan.streams) as usize;
+    let mut slots: Vec<Slot> = Vec::with_capacity(cap);
+    let conns = f64::from(plan.connections);
+    // Open loop: each connection sends rate/conns per second, schedules staggered.
+    let interval = plan.rate.map(|r| Duration::from_secs_f64(conns / r));
+    let mut due = interval.map(|i| t0 + i.mul_f64(f64::from(index) / conns));
+    let mut due_late = false;
+    loop {
+        let Some(c) = conn.as_mut() else {
+            if thread.spent() {
+                return;
+            }
+            conn = thread.connect().await;
+            if conn.is_none() {
+                // In count mode a failed connect loses a request, so a run always ends.
+                let _ = thread.take();
+                sleep(RECONNECT_PAUSE).await;
+            }
+            continue;
+        };
+        let depth = match c.protocol() {
+            Protocol::Http1 => plan.pipeline as usize,
+            Protocol::Http2 => (plan.streams as usize).min(c.max_in_flight()),
+        };
+        // Send what may go now.
+        let now = Instant::now();
+        let mut failed = None;
+        loop {
+            let (start, late) = match due {
+                None => (now, false),
+                Some(d) if d > now => break,
+                Some(d) => {
+                    let late = due_late || now - d > TIMER_SLACK;
+                    (if late { d } else { now }, late)
+                }
+            };
+            if slots.len() >= depth || !c.can_send(plan.method_tag) {
+                // Due with no free slot: late, whenever it goes.
+                due_late = due.is_some();
+                break;
+            }
+            let recording = start >= measure_from;
+            if recording && !thread.take() {
+                break;
+            }
+            if let (Some(d), Some(i)) = (due.as_mut(), interval) {
+                *d += i;
+                due_late = false;
+            }
+            let sent = c.send_request_token(&plan.method, &plan.target, &fields, &plan.body);
+            match sent {
+                Ok(id) => {
+                    slots.push(Slot { id, start, recording, status: 0, bytes: 0 });
+                    if recording {
+                        let mut stats = thread.stats.borrow_mut();
+                        stats.sent += 1;
+                        stats.late += u64::from(late);
+                    }
+                }
+                Err(e) => {
+                    failed = Some((e, recording));
+                    break;
+                }
+            }
+        }
+        if let Some((e, recording)) = failed {
+            // The request could not even be queued: the connection is unusable.
+            if recording {
+                thread.error(ErrorKind::of(&e), 1);
+            }
+            lose(&thread, &mut slots, &e);
+            conn = None;
+            sleep(RECONNECT_PAUSE).await;
+            continue;
+        }
+        if slots.is_empty() {
+            if thread.spent() {
+                return;
+            }
+            match due {
+                // Room, not spent, not due yet: wait for the schedule.
+                Some(d) if d > now && c.is_reusable() => sleep_until(d).await,
+                // Nothing in flight and nothing could be sent: the connection is done (closed
+                // by the server, or refusing streams); open another.
+                _ => conn = None,
+            }
+            continue;
+        }
+        // Wait for the connection, or in an open loop with a free slot, for the next due time.
+        let outcome = match due {
+            Some(d) if slots.len() < depth && !thread.spent() => {
+                tokio::select! {
+                    biased;
+                    event = c.next_event() => on_event(&thread, &mut slots, event),
+                    _ = sleep_until(d) => Ok(()),
+                }
+            }
+            _ => {
+                let event = c.next_event().await;
+                on_event(&thread, &mut slots, event)
+            }
+        };
+        if let Err(e) = outcome {
+            lose(&thread, &mut slots, &e);
+            conn = None;
+        }
+    }
+}
+
+/// Counts the requests in flight on a failed connection as errors of its kind.
+fn lose(thread: &Thread, slots: &mut Vec<Slot>, e: &Error) {
+    let n = slots.iter().filter(|s| s.recording).count() as u64;
+    if n > 0 {
+        thread.error(ErrorKind::of(e), n);
+    }
+    slots.clear();
+}
+
+/// Records one event; a connection-wide failure comes back as the error.
+fn on_event(
+    thread: &Thread,
+    slots: &mut Vec<Slot>,
+    event: Result<Event<'_>, Error>,
+) -> Result<(), Error> {
+    let find = |slots: &[Slot], id: RequestId| slots.iter().position(|s| s.id == id);
+    match event? {
+        Event::Head { id, head } => {
+            if let Some(s) = find(slots, id).and_then(|i| slots.get_mut(i)) {
+                s.status = head.status();
+                if s.recording {
+                    let ttfb = micros(s.start.elapsed());
+                    let _ = thread.stats.borrow_mut().ttfb.record(ttfb);
+                }
+            }
+        }
+        Event::Data { id, data } => {
+            if let Some(s) = find(slots, id).and_then(|i| slots.get_mut(i)) {
+                s.bytes += data.len() as u64;
+            }
+        }
+        Event::End { id, .. } => {
+            if let Some(i) = find(slots, id) {
+                let s = slots.swap_remove(i);
+                if s.recording {
+                    let latency = micros(s.start.elapsed());
+                    let mut stats = thread.stats.borrow_mut();
+                    let _ = stats.latency.record(latency);
+                    if let Some(n) = stats.status.get_mut(usize::from(s.status)) {
+                        *n += 1;
+                    }
+                    stats.bytes += s.bytes;
+                    Live::bump(&thread.live.completed, 1);
+                }
+            }
+        }
+        Event::Failed { id, error } => {
+            if let Some(i) = find(slots, id) {
+                if slots.swap_remove(i).recording {
+                    thread.error(ErrorKind::of(&error), 1);
+                }
+            }
+        }
+        Event::Writable { .. } => {}
+    }
+    Ok(())
+}
