@@ -133,10 +133,14 @@ fn fixed_service_time_http1_percentiles_and_counts() {
     let requests = n(&report, &["requests"]);
     // 4 connections, 10-11 ms each: about 360 per second.
     assert!(requests > 300.0, "{requests}");
-    for p in ["min", "p50", "p90"] {
+    for p in ["min", "p50"] {
         let us = n(&report, &["latency_us", p]);
         assert!((10_000.0..14_000.0).contains(&us), "{p} = {us} µs");
     }
+    // p90 catches the scheduling delays of a busy machine (seen at 14+ ms with a build running
+    // beside the test), still far from what a wrong measurement would give.
+    let p90 = n(&report, &["latency_us", "p90"]);
+    assert!((10_000.0..20_000.0).contains(&p90), "p90 = {p90} µs");
     let p99 = n(&report, &["latency_us", "p99"]);
     assert!((10_000.0..40_000.0).contains(&p99), "p99 = {p99} µs");
     assert_eq!(report["status"]["200"].as_f64(), Some(requests));
