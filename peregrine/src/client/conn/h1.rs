@@ -282,6 +282,12 @@ impl H1 {
     }
 
     fn decode_head(&mut self, front: InFlight, buf: &[u8]) -> Result<Step, Error> {
+        // Nothing read yet (the connection looks before its first read of a response): a
+        // parse would answer `Partial` and leave the scanner pending, so the complete head
+        // would then be scanned line by line before being parsed, twice the work.
+        if buf.is_empty() {
+            return Ok(Step::NeedInput);
+        }
         let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; MAX_FIELDS];
         let parsed = self.scanner.parse_response_uninit(buf, &mut slots, &self.limits);
         let head = match parsed {
