@@ -14,10 +14,8 @@ use super::framing::BodyLength;
 use crate::date::ImfFixdate;
 
 mod request;
-mod template;
 
 pub use request::{RequestPrelude, Scheme, encode_request, encode_request_extension};
-pub(crate) use template::{HeadKey, HeadTemplate};
 
 /// Why a response or request head was not encoded. Each is a bug in the code building the
 /// message, not in a peer's input; nothing is appended to the buffer.

@@ -17,11 +17,11 @@ use tokio::sync::Notify;
 use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
+use super::h1::template::HeadTemplate;
 use super::idle::Slots;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
-use crate::http1::encode::HeadTemplate;
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
