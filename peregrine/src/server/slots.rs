@@ -32,15 +32,13 @@ impl<H: Handler> Service<H> {
     /// Starts the handler on `req` in a slot from the pool (a new one when the pool is empty).
     #[inline(always)]
     pub(crate) fn call(&self, req: crate::Request) -> Slot<H::Future> {
-        // The slot first, then the future written into it: built in place, not built on the
-        // stack and copied in (a future holds its request, a few hundred bytes).
-        let popped = self.free.borrow_mut().pop();
-        match popped {
+        let fut = self.handler.call(req);
+        match self.free.borrow_mut().pop() {
             Some(mut slot) => {
-                slot.as_mut().set(Some(self.handler.call(req)));
+                slot.as_mut().set(Some(fut));
                 slot
             }
-            None => Box::pin(Some(self.handler.call(req))),
+            None => Box::pin(Some(fut)),
         }
     }
 
