@@ -74,7 +74,14 @@ thread_local! {
 /// assert!(d.as_str().ends_with(" GMT"));
 /// ```
 pub fn now() -> ImfFixdate {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    at_secs(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
+}
+
+/// The IMF-fixdate of `secs` seconds after the epoch, through the per-thread cache of
+/// [`now`]: formatted only when the second differs from the cached one. For a caller with
+/// its own (cheaper) clock.
+#[inline]
+pub(crate) fn at_secs(secs: u64) -> ImfFixdate {
     CACHE.with(|cache| {
         let (cached_secs, date) = cache.get();
         if cached_secs == secs {

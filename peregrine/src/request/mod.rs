@@ -271,7 +271,9 @@ fn split_target(target: &str, form: TargetForm) -> (&str, Option<&str>) {
             }
         }
     };
-    let (path, query) = match path_and_query.find('?') {
+    // A byte loop, not `str::find`: targets are short, and the generic search's setup costs
+    // more than the scan (`/plaintext`: 87 instructions for the split against 98).
+    let (path, query) = match path_and_query.bytes().position(|b| b == b'?') {
         Some(i) => (&path_and_query[..i], Some(&path_and_query[i + 1..])),
         None => (path_and_query, None),
     };

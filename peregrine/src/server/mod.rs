@@ -24,6 +24,7 @@
 mod access_log;
 mod buffers;
 mod call;
+mod clock;
 mod config;
 mod conn;
 mod h1;

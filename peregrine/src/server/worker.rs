@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
+use super::h1::template::HeadTemplate;
 use super::idle::Slots;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
@@ -64,6 +65,9 @@ pub(crate) struct Worker {
     pub(crate) ops: Option<Arc<Ops>>,
     /// This worker's counters, when metrics are on.
     pub(crate) metrics: Option<Arc<WorkerMetrics>>,
+    /// The last HTTP/1.1 response head this worker encoded, written again while responses
+    /// repeat it (one per worker, not per connection: idle connections carry none).
+    pub(crate) head_template: RefCell<HeadTemplate>,
     index: usize,
     load: Arc<Load>,
     /// Connections open on this worker.
@@ -97,6 +101,7 @@ impl Worker {
             proxy: None,
             ops: None,
             metrics: None,
+            head_template: RefCell::default(),
             index,
             load,
             active: Cell::new(0),

@@ -17,6 +17,7 @@
 mod body;
 mod ops;
 mod response;
+pub(super) mod template;
 mod write;
 
 use std::future::{Future, poll_fn};

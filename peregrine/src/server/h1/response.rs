@@ -4,6 +4,7 @@
 use bytes::Bytes;
 
 use super::Close;
+use super::template::{HeadKey, written};
 use crate::Version;
 use crate::body::Body;
 use crate::date::ImfFixdate;
@@ -48,31 +49,37 @@ pub(super) fn encode_response(
         false => body.size_hint(),
     };
     let outgoing = response_body(code, is_head, version, size);
-    let date = *date.get_or_insert_with(crate::date::now);
-    let head = ResponseHeadOut {
-        request_version: version,
-        close: !keep_alive,
-        date: Some(&date),
-        ..ResponseHeadOut::new(code, &[])
-    };
-    // The server owns framing: Content-Length and Transfer-Encoding follow from the body.
-    // `HeaderName` and `HeaderValue` guarantee the fields' syntax, so the encoder does not
-    // check them again.
-    let fields = res
-        .headers()
-        .iter()
-        .filter(|(n, _)| {
-            **n != http::header::CONTENT_LENGTH && **n != http::header::TRANSFER_ENCODING
-        })
-        .map(|(n, v)| (n.as_str(), v.as_bytes()));
-    if encode_head_typed(&head, fields, outgoing.length, wbuf).is_err() {
-        // The handler built a response that cannot be sent (a bad status, or content on a
-        // 1xx/204): answer 500 instead, and close.
-        let head = ResponseHeadOut { close: true, ..ResponseHeadOut::new(500, &[]) };
-        let head = ResponseHeadOut { request_version: version, date: Some(&date), ..head };
-        let _ = encode_head(&head, BodyLength::Length(0), wbuf);
-        return Err(Close::Done);
+    let date = *date.get_or_insert_with(crate::server::clock::date);
+    let key = HeadKey { status: code, version, close: !keep_alive, length: outgoing.length };
+    // A head like the last one this worker encoded is copied from it, with a fresh Date.
+    let mut template = worker.head_template.borrow_mut();
+    if !template.write(key, res.headers(), &date, wbuf) {
+        let head = ResponseHeadOut {
+            request_version: version,
+            close: !keep_alive,
+            date: Some(&date),
+            ..ResponseHeadOut::new(code, &[])
+        };
+        // The server owns framing: Content-Length and Transfer-Encoding follow from the body.
+        // `HeaderName` and `HeaderValue` guarantee the fields' syntax, so the encoder does not
+        // check them again.
+        let fields = res
+            .headers()
+            .iter()
+            .filter(|(n, _)| written(n))
+            .map(|(n, v)| (n.as_str(), v.as_bytes()));
+        let start = wbuf.len();
+        if encode_head_typed(&head, fields, outgoing.length, wbuf).is_err() {
+            // The handler built a response that cannot be sent (a bad status, or content on a
+            // 1xx/204): answer 500 instead, and close.
+            let head = ResponseHeadOut { close: true, ..ResponseHeadOut::new(500, &[]) };
+            let head = ResponseHeadOut { request_version: version, date: Some(&date), ..head };
+            let _ = encode_head(&head, BodyLength::Length(0), wbuf);
+            return Err(Close::Done);
+        }
+        template.keep(key, res.headers(), &wbuf[start..]);
     }
+    drop(template);
     if !outgoing.send {
         return Ok((None, 0));
     }

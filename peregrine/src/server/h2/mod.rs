@@ -539,7 +539,7 @@ impl<H: Handler> H2Conn<H> {
     /// Sends a handler's response head, and its body when it is complete.
     fn respond(&mut self, index: u16, mut response: crate::Response) {
         let i = usize::from(index);
-        let date = *self.date.get_or_insert_with(crate::date::now);
+        let date = *self.date.get_or_insert_with(crate::server::clock::date);
         let conn = self.conn.as_mut().expect("connection state");
         let t = &mut self.tasks.slots[i];
         let out = respond::send_head(conn, t.stream, &mut response, t.head, &date);
