@@ -54,6 +54,8 @@ pub enum SendError {
     InvalidState,
     /// A status outside the call's range (final: 200-599; informational: 100-199 but 101).
     InvalidStatus,
+    /// The caller's `fill` of [`Conn::send_data_with`] failed: nothing was queued.
+    FillFailed,
 }
 
 impl fmt::Display for SendError {
@@ -67,6 +69,7 @@ impl fmt::Display for SendError {
             SendError::UnknownStream => "unknown stream",
             SendError::InvalidState => "not possible in the stream's state",
             SendError::InvalidStatus => "invalid status for this call",
+            SendError::FillFailed => "the body octets could not be produced",
         })
     }
 }
@@ -370,6 +373,86 @@ impl Conn {
             rest = tail;
             frames += 1;
         }
+        self.data_sent(key, stream, n, frames, all, end_stream);
+        Ok(n)
+    }
+
+    /// As [`Conn::send_data`], for `len` body octets the caller writes in place: `fill` is
+    /// handed the payload of each DATA frame, in order, inside the send buffer, and must fill
+    /// it whole, or return `false`. A file is read straight into the frames so, with no
+    /// buffer of its own and no copy from it. Returns how many octets were sent, at most `len`
+    /// (what the windows allow); `end_stream` applies only if all `len` went.
+    ///
+    /// # Examples
+    /// A server answering with five octets written in place:
+    /// ```
+    /// use std::time::Instant;
+    /// use peregrine::http2::{Config, Conn, Role, StreamId};
+    /// let now = Instant::now();
+    /// let mut server = Conn::new(Role::Server, Config::default(), now);
+    /// let mut input = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    /// input.extend_from_slice(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"); // SETTINGS
+    /// // HEADERS on stream 1, END_STREAM | END_HEADERS: GET, http, /, localhost.
+    /// input.extend_from_slice(b"\x00\x00\x0e\x01\x05\x00\x00\x00\x01\x82\x86\x84\x41\x09localhost");
+    /// let mut at = 0;
+    /// while at < input.len() {
+    ///     let (used, _event) = server.recv(&input[at..], now);
+    ///     at += used;
+    /// }
+    /// let stream = StreamId::new(1);
+    /// server.send_response(stream, 200, [], false).unwrap();
+    /// let sent = server.send_data_with(stream, 5, true, |payload| {
+    ///     payload.copy_from_slice(b"hello");
+    ///     true
+    /// });
+    /// assert_eq!(sent, Ok(5));
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Conn::send_data`]; [`SendError::FillFailed`] when `fill` returned `false`: nothing
+    /// was queued and no window was used.
+    pub fn send_data_with(
+        &mut self,
+        stream: StreamId,
+        len: usize,
+        end_stream: bool,
+        mut fill: impl FnMut(&mut [u8]) -> bool,
+    ) -> Result<usize, SendError> {
+        let key = self.sendable(stream, Phase::Body)?;
+        let n = self.stream_capacity(key).min(len);
+        let all = n == len;
+        let max = self.peer.max_frame_size as usize;
+        let start = self.out.len();
+        let mut frames = 0;
+        let mut left = n;
+        while left > 0 {
+            let size = left.min(max);
+            left -= size;
+            data::encode_head(stream, size, end_stream && all && left == 0, &mut self.out);
+            let at = self.out.len();
+            self.out.resize(at + size, 0);
+            if !fill(&mut self.out[at..]) {
+                self.out.truncate(start);
+                return Err(SendError::FillFailed);
+            }
+            frames += 1;
+        }
+        self.data_sent(key, stream, n, frames, all, end_stream);
+        Ok(n)
+    }
+
+    /// The bookkeeping after `frames` DATA frames carrying `n` octets were queued on `key`:
+    /// an empty END_STREAM frame when nothing else could carry it, the windows, the stream's
+    /// state.
+    fn data_sent(
+        &mut self,
+        key: Key,
+        stream: StreamId,
+        n: usize,
+        frames: u32,
+        all: bool,
+        end_stream: bool,
+    ) {
         if n == 0 && all && end_stream {
             data::encode(stream, &[], true, &mut self.out);
         }
@@ -385,7 +468,6 @@ impl Conn {
         } else if end_stream {
             self.end_send(key);
         }
-        Ok(n)
     }
 
     /// How many octets [`Conn::send_data`] would take on `stream` now (0 for an unknown
