@@ -242,15 +242,16 @@ impl Conn {
         }
     }
 
-    /// Writes a header section on `key` and moves its send side along.
+    /// Writes a header section on `key` and moves its send side along. Returns where its
+    /// header block sits in `out` (offset, length).
     fn write_section<'f>(
         &mut self,
         key: Key,
         status: Option<u16>,
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
         end_stream: bool,
-    ) {
-        let Some(s) = self.streams.get(key) else { return };
+    ) -> Option<(usize, usize)> {
+        let s = self.streams.get(key)?;
         let id = s.id;
         let start = headers_frame::begin_block(&mut self.out);
         {
@@ -260,11 +261,13 @@ impl Conn {
             }
             write_fields(&mut b, fields);
         }
+        let len = self.out.len() - start - crate::http2::frame::HEAD_LEN;
         headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
         self.budgets.control.credit(1);
         if end_stream {
             self.end_send(key);
         }
+        Some((start + crate::http2::frame::HEAD_LEN, len))
     }
 
     /// We sent END_STREAM on `key`.
@@ -301,8 +304,62 @@ impl Conn {
         if let Some(s) = self.streams.get(key) {
             s.send_phase = Phase::Body;
         }
-        self.write_section(key, Some(status), fields, end_stream);
+        let before = self.encoder.generation();
+        let block = self.write_section(key, Some(status), fields, end_stream);
+        let after = self.encoder.generation();
+        self.last_block = block
+            .filter(|&(_, len)| len <= self.peer.max_frame_size as usize)
+            .map(|(start, len)| (start, len, before, after));
         Ok(())
+    }
+
+    /// Sends a final response head encoded earlier on this connection (its bytes from
+    /// [`Conn::last_response_block`]), when [`Conn::encoder_generation`] is still the one that
+    /// block was encoded at and its encoding changed no table: HPACK would produce the same
+    /// bytes again, so they are copied instead (a server repeating a response skips the
+    /// encoding). With `end_stream` the response has no body.
+    ///
+    /// # Errors
+    /// As [`Conn::send_response`]; [`SendError::InvalidState`] when the block does not fit one
+    /// frame of the peer's SETTINGS_MAX_FRAME_SIZE (encode it again instead).
+    pub fn send_response_block(
+        &mut self,
+        stream: StreamId,
+        block: &[u8],
+        end_stream: bool,
+    ) -> Result<(), SendError> {
+        if self.role != Role::Server {
+            return Err(SendError::WrongRole);
+        }
+        let key = self.sendable(stream, Phase::Head)?;
+        if block.len() > self.peer.max_frame_size as usize {
+            return Err(SendError::InvalidState);
+        }
+        if let Some(s) = self.streams.get(key) {
+            s.send_phase = Phase::Body;
+        }
+        let start = headers_frame::begin_block(&mut self.out);
+        self.out.extend_from_slice(block);
+        headers_frame::finish_block(
+            &mut self.out,
+            start,
+            stream,
+            end_stream,
+            self.peer.max_frame_size,
+        );
+        self.budgets.control.credit(1);
+        if end_stream {
+            self.end_send(key);
+        }
+        Ok(())
+    }
+
+    /// The header block of the last [`Conn::send_response`] when it fit one HEADERS frame and
+    /// is still in the send buffer (until [`Conn::poll_transmit`]), with the encoder generation
+    /// before and after it was encoded: resendable with [`Conn::send_response_block`] while
+    /// both equal [`Conn::encoder_generation`].
+    pub fn last_response_block(&self) -> Option<(&[u8], u64, u64)> {
+        self.last_request_block()
     }
 
     /// Sends an interim 1xx response head (server role), before the final one (RFC 9113

@@ -6,6 +6,7 @@ use std::task::{Context, Poll};
 use bytes::{Buf, Bytes};
 use http::StatusCode;
 
+use super::head_cache::HeadCache;
 use super::tasks::Out;
 use crate::body::FileSpan;
 use crate::date::ImfFixdate;
@@ -47,6 +48,7 @@ pub(super) fn send_head(
     res: &mut Response,
     head_only: bool,
     date: &ImfFixdate,
+    cache: &mut HeadCache,
 ) -> Result<Out, ()> {
     let mut status = res.status().as_u16();
     // A final response has a status of 200..=599 (RFC 9113 §8.1; 1xx are interim, and 101 does
@@ -62,15 +64,27 @@ pub(super) fn send_head(
     let send_body = !(head_only || status == 204 || status == 304);
     let digits = size.filter(|_| status != 204).map(Decimal::new);
     let length = digits.as_ref().map(Decimal::as_bytes);
-    let fields = res
-        .headers()
-        .iter()
-        .filter(|(n, _)| !dropped(n))
-        .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()))
-        .chain(std::iter::once((&b"date"[..], &date.as_bytes()[..])))
-        .chain(length.map(|l| (&b"content-length"[..], l)));
+    let fields = || {
+        res.headers()
+            .iter()
+            .filter(|(n, _)| !dropped(n))
+            .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()))
+            .chain(std::iter::once((&b"date"[..], &date.as_bytes()[..])))
+            .chain(length.map(|l| (&b"content-length"[..], l)))
+    };
     let end = !send_body || size == Some(0);
-    conn.send_response(stream, status, fields, end).map_err(|_| ())?;
+    // The same head as the last one, the table unchanged: the same bytes (see `HeadCache`).
+    match cache.get(status, fields(), conn.encoder_generation()) {
+        Some(block) => conn.send_response_block(stream, block, end).map_err(|_| ())?,
+        None => {
+            conn.send_response(stream, status, fields(), end).map_err(|_| ())?;
+            let kept = match conn.last_response_block() {
+                Some((block, before, after)) if before == after => Some((block, after)),
+                _ => None,
+            };
+            cache.keep(status, fields(), kept);
+        }
+    }
     if end {
         return Ok(Out::None);
     }
