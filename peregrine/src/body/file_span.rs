@@ -73,6 +73,23 @@ impl FileSpan {
         }
         let want = usize::try_from(self.remaining).unwrap_or(usize::MAX).min(max.max(1));
         let mut buf = BytesMut::zeroed(want);
+        self.read_into(&mut buf)?;
+        Ok(Some(buf.freeze()))
+    }
+
+    /// Reads the next `buf.len()` bytes of the span into `buf` (a driver's own buffer, e.g.
+    /// the payload of a DATA frame), and moves past them.
+    ///
+    /// Blocking (positioned reads on the file).
+    ///
+    /// # Errors
+    /// `InvalidInput` when `buf` is longer than what remains of the span; otherwise as
+    /// [`FileSpan::read_chunk`]. The span does not move on an error.
+    pub(crate) fn read_into(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let want = buf.len();
+        if want as u64 > self.remaining {
+            return Err(io::ErrorKind::InvalidInput.into());
+        }
         let mut filled = 0;
         while filled < want {
             match read_at(&self.file, &mut buf[filled..], self.offset + filled as u64) {
@@ -89,7 +106,7 @@ impl FileSpan {
         }
         self.offset += want as u64;
         self.remaining -= want as u64;
-        Ok(Some(buf.freeze()))
+        Ok(())
     }
 }
 

@@ -54,6 +54,8 @@ pub enum SendError {
     InvalidState,
     /// A status outside the call's range (final: 200-599; informational: 100-199 but 101).
     InvalidStatus,
+    /// The caller's `fill` of [`Conn::send_data_with`] failed: nothing was queued.
+    FillFailed,
 }
 
 impl fmt::Display for SendError {
@@ -67,6 +69,7 @@ impl fmt::Display for SendError {
             SendError::UnknownStream => "unknown stream",
             SendError::InvalidState => "not possible in the stream's state",
             SendError::InvalidStatus => "invalid status for this call",
+            SendError::FillFailed => "the body octets could not be produced",
         })
     }
 }
@@ -239,15 +242,16 @@ impl Conn {
         }
     }
 
-    /// Writes a header section on `key` and moves its send side along.
+    /// Writes a header section on `key` and moves its send side along. Returns where its
+    /// header block sits in `out` (offset, length).
     fn write_section<'f>(
         &mut self,
         key: Key,
         status: Option<u16>,
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
         end_stream: bool,
-    ) {
-        let Some(s) = self.streams.get(key) else { return };
+    ) -> Option<(usize, usize)> {
+        let s = self.streams.get(key)?;
         let id = s.id;
         let start = headers_frame::begin_block(&mut self.out);
         {
@@ -257,11 +261,13 @@ impl Conn {
             }
             write_fields(&mut b, fields);
         }
+        let len = self.out.len() - start - crate::http2::frame::HEAD_LEN;
         headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
         self.budgets.control.credit(1);
         if end_stream {
             self.end_send(key);
         }
+        Some((start + crate::http2::frame::HEAD_LEN, len))
     }
 
     /// We sent END_STREAM on `key`.
@@ -298,8 +304,62 @@ impl Conn {
         if let Some(s) = self.streams.get(key) {
             s.send_phase = Phase::Body;
         }
-        self.write_section(key, Some(status), fields, end_stream);
+        let before = self.encoder.generation();
+        let block = self.write_section(key, Some(status), fields, end_stream);
+        let after = self.encoder.generation();
+        self.last_block = block
+            .filter(|&(_, len)| len <= self.peer.max_frame_size as usize)
+            .map(|(start, len)| (start, len, before, after));
         Ok(())
+    }
+
+    /// Sends a final response head encoded earlier on this connection (its bytes from
+    /// [`Conn::last_response_block`]), when [`Conn::encoder_generation`] is still the one that
+    /// block was encoded at and its encoding changed no table: HPACK would produce the same
+    /// bytes again, so they are copied instead (a server repeating a response skips the
+    /// encoding). With `end_stream` the response has no body.
+    ///
+    /// # Errors
+    /// As [`Conn::send_response`]; [`SendError::InvalidState`] when the block does not fit one
+    /// frame of the peer's SETTINGS_MAX_FRAME_SIZE (encode it again instead).
+    pub fn send_response_block(
+        &mut self,
+        stream: StreamId,
+        block: &[u8],
+        end_stream: bool,
+    ) -> Result<(), SendError> {
+        if self.role != Role::Server {
+            return Err(SendError::WrongRole);
+        }
+        let key = self.sendable(stream, Phase::Head)?;
+        if block.len() > self.peer.max_frame_size as usize {
+            return Err(SendError::InvalidState);
+        }
+        if let Some(s) = self.streams.get(key) {
+            s.send_phase = Phase::Body;
+        }
+        let start = headers_frame::begin_block(&mut self.out);
+        self.out.extend_from_slice(block);
+        headers_frame::finish_block(
+            &mut self.out,
+            start,
+            stream,
+            end_stream,
+            self.peer.max_frame_size,
+        );
+        self.budgets.control.credit(1);
+        if end_stream {
+            self.end_send(key);
+        }
+        Ok(())
+    }
+
+    /// The header block of the last [`Conn::send_response`] when it fit one HEADERS frame and
+    /// is still in the send buffer (until [`Conn::poll_transmit`]), with the encoder generation
+    /// before and after it was encoded: resendable with [`Conn::send_response_block`] while
+    /// both equal [`Conn::encoder_generation`].
+    pub fn last_response_block(&self) -> Option<(&[u8], u64, u64)> {
+        self.last_request_block()
     }
 
     /// Sends an interim 1xx response head (server role), before the final one (RFC 9113
@@ -370,6 +430,86 @@ impl Conn {
             rest = tail;
             frames += 1;
         }
+        self.data_sent(key, stream, n, frames, all, end_stream);
+        Ok(n)
+    }
+
+    /// As [`Conn::send_data`], for `len` body octets the caller writes in place: `fill` is
+    /// handed the payload of each DATA frame, in order, inside the send buffer, and must fill
+    /// it whole, or return `false`. A file is read straight into the frames so, with no
+    /// buffer of its own and no copy from it. Returns how many octets were sent, at most `len`
+    /// (what the windows allow); `end_stream` applies only if all `len` went.
+    ///
+    /// # Examples
+    /// A server answering with five octets written in place:
+    /// ```
+    /// use std::time::Instant;
+    /// use peregrine::http2::{Config, Conn, Role, StreamId};
+    /// let now = Instant::now();
+    /// let mut server = Conn::new(Role::Server, Config::default(), now);
+    /// let mut input = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    /// input.extend_from_slice(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"); // SETTINGS
+    /// // HEADERS on stream 1, END_STREAM | END_HEADERS: GET, http, /, localhost.
+    /// input.extend_from_slice(b"\x00\x00\x0e\x01\x05\x00\x00\x00\x01\x82\x86\x84\x41\x09localhost");
+    /// let mut at = 0;
+    /// while at < input.len() {
+    ///     let (used, _event) = server.recv(&input[at..], now);
+    ///     at += used;
+    /// }
+    /// let stream = StreamId::new(1);
+    /// server.send_response(stream, 200, [], false).unwrap();
+    /// let sent = server.send_data_with(stream, 5, true, |payload| {
+    ///     payload.copy_from_slice(b"hello");
+    ///     true
+    /// });
+    /// assert_eq!(sent, Ok(5));
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Conn::send_data`]; [`SendError::FillFailed`] when `fill` returned `false`: nothing
+    /// was queued and no window was used.
+    pub fn send_data_with(
+        &mut self,
+        stream: StreamId,
+        len: usize,
+        end_stream: bool,
+        mut fill: impl FnMut(&mut [u8]) -> bool,
+    ) -> Result<usize, SendError> {
+        let key = self.sendable(stream, Phase::Body)?;
+        let n = self.stream_capacity(key).min(len);
+        let all = n == len;
+        let max = self.peer.max_frame_size as usize;
+        let start = self.out.len();
+        let mut frames = 0;
+        let mut left = n;
+        while left > 0 {
+            let size = left.min(max);
+            left -= size;
+            data::encode_head(stream, size, end_stream && all && left == 0, &mut self.out);
+            let at = self.out.len();
+            self.out.resize(at + size, 0);
+            if !fill(&mut self.out[at..]) {
+                self.out.truncate(start);
+                return Err(SendError::FillFailed);
+            }
+            frames += 1;
+        }
+        self.data_sent(key, stream, n, frames, all, end_stream);
+        Ok(n)
+    }
+
+    /// The bookkeeping after `frames` DATA frames carrying `n` octets were queued on `key`:
+    /// an empty END_STREAM frame when nothing else could carry it, the windows, the stream's
+    /// state.
+    fn data_sent(
+        &mut self,
+        key: Key,
+        stream: StreamId,
+        n: usize,
+        frames: u32,
+        all: bool,
+        end_stream: bool,
+    ) {
         if n == 0 && all && end_stream {
             data::encode(stream, &[], true, &mut self.out);
         }
@@ -385,7 +525,6 @@ impl Conn {
         } else if end_stream {
             self.end_send(key);
         }
-        Ok(n)
     }
 
     /// How many octets [`Conn::send_data`] would take on `stream` now (0 for an unknown

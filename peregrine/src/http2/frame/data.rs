@@ -74,9 +74,24 @@ impl<'a> Data<'a> {
 /// assert_eq!(out, b"\x00\x00\x02\x00\x01\x00\x00\x00\x01hi");
 /// ```
 pub fn encode(stream: StreamId, data: &[u8], end_stream: bool, dst: &mut Vec<u8>) {
-    let f = if end_stream { flags::END_STREAM } else { 0 };
-    Head::new(Kind::DATA, f, stream, data.len() as u32).encode(dst);
+    encode_head(stream, data.len(), end_stream, dst);
     dst.extend_from_slice(data);
+}
+
+/// Appends the header of an unpadded DATA frame of `len` octets (at most the peer's
+/// MAX_FRAME_SIZE), whose payload the caller appends next.
+///
+/// # Examples
+/// ```
+/// use peregrine::http2::StreamId;
+/// use peregrine::http2::frame::data;
+/// let mut out = Vec::new();
+/// data::encode_head(StreamId::new(1), 2, false, &mut out);
+/// assert_eq!(out, b"\x00\x00\x02\x00\x00\x00\x00\x00\x01");
+/// ```
+pub fn encode_head(stream: StreamId, len: usize, end_stream: bool, dst: &mut Vec<u8>) {
+    let f = if end_stream { flags::END_STREAM } else { 0 };
+    Head::new(Kind::DATA, f, stream, len as u32).encode(dst);
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! response allocates nothing per request.
 
 mod body;
+mod head_cache;
 mod respond;
 mod tasks;
 
@@ -38,6 +39,7 @@ use crate::request::{H2Head, Peer, Request};
 use crate::response::IntoResponse;
 use crate::server::linger::{LINGER, poll_discard};
 use body::Bodies;
+use head_cache::HeadCache;
 use tasks::{Out, ReadyQueue, Tasks};
 
 /// Read-buffer room kept before each read.
@@ -121,6 +123,7 @@ pub(crate) fn serve<H: Handler>(
         released: Vec::new(),
         timer: Box::pin(tokio::time::sleep_until(deadline)),
         date: None,
+        head_cache: HeadCache::default(),
         read_closed: false,
         draining: false,
         idle_since: Some(started),
@@ -163,6 +166,8 @@ struct H2Conn<H: Handler> {
     timer: Pin<Box<Sleep>>,
     /// The Date of the responses of this poll.
     date: Option<ImfFixdate>,
+    /// The last response head and its header block, resent when the next is the same.
+    head_cache: HeadCache,
     read_closed: bool,
     /// Graceful shutdown has begun (the worker drains, or the connection idled out).
     draining: bool,
@@ -542,7 +547,8 @@ impl<H: Handler> H2Conn<H> {
         let date = *self.date.get_or_insert_with(crate::server::clock::date);
         let conn = self.conn.as_mut().expect("connection state");
         let t = &mut self.tasks.slots[i];
-        let out = respond::send_head(conn, t.stream, &mut response, t.head, &date);
+        let out =
+            respond::send_head(conn, t.stream, &mut response, t.head, &date, &mut self.head_cache);
         t.status = response.status().as_u16();
         if let Some(log) = &mut t.log {
             log.status = t.status;

@@ -6,7 +6,9 @@ use std::task::{Context, Poll};
 use bytes::{Buf, Bytes};
 use http::StatusCode;
 
+use super::head_cache::HeadCache;
 use super::tasks::Out;
+use crate::body::FileSpan;
 use crate::date::ImfFixdate;
 use crate::decimal::Decimal;
 use crate::http2::{Conn, StreamId};
@@ -46,6 +48,7 @@ pub(super) fn send_head(
     res: &mut Response,
     head_only: bool,
     date: &ImfFixdate,
+    cache: &mut HeadCache,
 ) -> Result<Out, ()> {
     let mut status = res.status().as_u16();
     // A final response has a status of 200..=599 (RFC 9113 §8.1; 1xx are interim, and 101 does
@@ -61,15 +64,27 @@ pub(super) fn send_head(
     let send_body = !(head_only || status == 204 || status == 304);
     let digits = size.filter(|_| status != 204).map(Decimal::new);
     let length = digits.as_ref().map(Decimal::as_bytes);
-    let fields = res
-        .headers()
-        .iter()
-        .filter(|(n, _)| !dropped(n))
-        .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()))
-        .chain(std::iter::once((&b"date"[..], &date.as_bytes()[..])))
-        .chain(length.map(|l| (&b"content-length"[..], l)));
+    let fields = || {
+        res.headers()
+            .iter()
+            .filter(|(n, _)| !dropped(n))
+            .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()))
+            .chain(std::iter::once((&b"date"[..], &date.as_bytes()[..])))
+            .chain(length.map(|l| (&b"content-length"[..], l)))
+    };
     let end = !send_body || size == Some(0);
-    conn.send_response(stream, status, fields, end).map_err(|_| ())?;
+    // The same head as the last one, the table unchanged: the same bytes (see `HeadCache`).
+    match cache.get(status, fields(), conn.encoder_generation()) {
+        Some(block) => conn.send_response_block(stream, block, end).map_err(|_| ())?,
+        None => {
+            conn.send_response(stream, status, fields(), end).map_err(|_| ())?;
+            let kept = match conn.last_response_block() {
+                Some((block, before, after)) if before == after => Some((block, after)),
+                _ => None,
+            };
+            cache.keep(status, fields(), kept);
+        }
+    }
     if end {
         return Ok(Out::None);
     }
@@ -79,6 +94,10 @@ pub(super) fn send_head(
         Err(body) => Out::Body(body, Bytes::new(), size),
     })
 }
+
+/// Octets of a file read per positioned read batch: the driver does blocking reads on its
+/// own thread, so each is kept brief (as `Body::poll_chunk` does for other drivers).
+const FILE_CHUNK: usize = 64 * 1024;
 
 /// What [`send_more`] did.
 pub(super) enum Sent {
@@ -133,6 +152,15 @@ pub(super) fn send_more(
                         return Sent::Done;
                     }
                 }
+                let trailers = body.may_have_trailers();
+                if let Some(span) = body.file_span_mut().filter(|s| s.remaining() > 0) {
+                    match send_file(conn, stream, span, trailers, left, sent) {
+                        Sent::Done => *out = Out::None,
+                        Sent::Blocked if progress => return Sent::Progress,
+                        other => return other,
+                    }
+                    return Sent::Done;
+                }
                 match body.poll_chunk(cx) {
                     Poll::Ready(Some(Ok(chunk))) => {
                         if let Some(left) = left {
@@ -175,4 +203,42 @@ pub(super) fn send_more(
             }
         }
     }
+}
+
+/// Sends what the windows allow of a file body, read straight into the DATA frames in the
+/// connection's send buffer: no chunk is allocated, filled and then copied into frames (a
+/// copy that was 16 % of the server's CPU serving a 1 MiB file over h2c). The last octets end
+/// the stream unless trailers follow (then `send_more` sends them once the span is done).
+fn send_file(
+    conn: &mut Conn,
+    stream: StreamId,
+    span: &mut FileSpan,
+    trailers: bool,
+    left: &mut Option<u64>,
+    sent: &mut u64,
+) -> Sent {
+    let mut progress = false;
+    while span.remaining() > 0 {
+        let remaining = span.remaining();
+        let want = usize::try_from(remaining).unwrap_or(usize::MAX).min(FILE_CHUNK);
+        let last = want as u64 == remaining && !trailers;
+        let Ok(n) =
+            conn.send_data_with(stream, want, last, |payload| span.read_into(payload).is_ok())
+        else {
+            return Sent::Failed;
+        };
+        *sent += n as u64;
+        if let Some(left) = left {
+            *left = left.saturating_sub(n as u64);
+        }
+        progress |= n > 0;
+        if n < want {
+            return if progress { Sent::Progress } else { Sent::Blocked };
+        }
+        if last {
+            return Sent::Done;
+        }
+    }
+    // The span is done but trailers are owed: `send_more` sends them next.
+    Sent::Progress
 }

@@ -109,6 +109,69 @@ fn sending_respects_the_peers_windows_and_max_frame_size() {
 }
 
 #[test]
+fn data_written_in_place_frames_and_counts_as_copied_data_does() {
+    // `send_data_with` (a file read straight into the frames) must put the same frames on the
+    // wire as `send_data` with the same octets, under the same windows and frame size.
+    struct Case {
+        window: u32,
+        len: usize,
+        end_stream: bool,
+        expect: usize,
+    }
+    let cases = [
+        Case { window: 1, len: 5, end_stream: true, expect: 1 },
+        Case { window: 100_000, len: 40_000, end_stream: true, expect: 40_000 },
+        Case { window: 100_000, len: 40_000, end_stream: false, expect: 40_000 },
+        // The connection window (65,535) stops it, in 16,384-octet frames.
+        Case { window: 100_000, len: 70_000, end_stream: true, expect: 65_535 },
+        Case { window: 100_000, len: 0, end_stream: true, expect: 0 },
+    ];
+    let body: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+    for c in cases {
+        let mut outs = Vec::new();
+        for in_place in [false, true] {
+            let (mut conn, mut peer) =
+                server_with(Config::default(), &[(SettingId::INITIAL_WINDOW_SIZE, c.window)]);
+            feed(&mut conn, &peer.get(1), peer.now);
+            let id = StreamId::new(1);
+            conn.send_response(id, 200, [], false).unwrap();
+            drain(&mut conn);
+            let sent = if in_place {
+                let mut at = 0;
+                conn.send_data_with(id, c.len, c.end_stream, |payload| {
+                    payload.copy_from_slice(&body[at..at + payload.len()]);
+                    at += payload.len();
+                    true
+                })
+            } else {
+                conn.send_data(id, &body[..c.len], c.end_stream)
+            };
+            assert_eq!(sent, Ok(c.expect), "len {} in place {in_place}", c.len);
+            let frames: Vec<_> =
+                drain(&mut conn).iter().map(|o| (o.head.flags, o.payload.clone())).collect();
+            outs.push((frames, conn.send_capacity(id), conn.active_streams()));
+        }
+        assert!(outs[0] == outs[1], "len {}", c.len);
+    }
+    // A fill that fails queues nothing and uses no window.
+    let (mut conn, mut peer) = server_with(Config::default(), &[]);
+    feed(&mut conn, &peer.get(1), peer.now);
+    let id = StreamId::new(1);
+    conn.send_response(id, 200, [], false).unwrap();
+    drain(&mut conn);
+    let before = conn.send_capacity(id);
+    let mut calls = 0;
+    let failed = conn.send_data_with(id, 40_000, true, |_| {
+        calls += 1;
+        calls < 2
+    });
+    assert_eq!(failed, Err(crate::http2::SendError::FillFailed));
+    assert!(drain(&mut conn).is_empty());
+    assert_eq!(conn.send_capacity(id), before);
+    assert_eq!(conn.send_data(id, b"still open", true), Ok(10));
+}
+
+#[test]
 fn initial_window_size_changes_apply_to_open_streams_even_below_zero() {
     // h2spec 6.9.2: window 3, 3 octets sent, then the setting drops to 2 (window -1), then
     // WINDOW_UPDATE 2 lets exactly one octet through.

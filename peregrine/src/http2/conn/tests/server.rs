@@ -81,6 +81,37 @@ fn unacknowledged_settings_time_out() {
 }
 
 #[test]
+fn a_response_block_resent_by_copy_decodes_as_the_encoded_one() {
+    let (mut conn, mut peer) = server();
+    feed(&mut conn, &[peer.get(1), peer.get(3), peer.get(5)].concat(), peer.now);
+    let fields = [(&b"content-type"[..], &b"text/plain"[..])];
+    // The first encoding inserts content-type into the table: its block is not reusable.
+    conn.send_response(StreamId::new(1), 200, fields, true).unwrap();
+    let (_, before, after) = conn.last_response_block().unwrap();
+    assert_ne!(before, after);
+    // The second changes nothing: its bytes may be resent while the generation holds.
+    conn.send_response(StreamId::new(3), 200, fields, true).unwrap();
+    let (block, before, after) = conn.last_response_block().unwrap();
+    assert_eq!((before, after), (conn.encoder_generation(), conn.encoder_generation()));
+    let block = block.to_vec();
+    assert_eq!(conn.send_response_block(StreamId::new(5), &block, false), Ok(()));
+    // A stream whose head went: no second head, by block or not.
+    let again = conn.send_response_block(StreamId::new(5), &block, true);
+    assert_eq!(again, Err(crate::http2::SendError::InvalidState));
+    assert_eq!(conn.send_data(StreamId::new(5), b"hi", true), Ok(2));
+    let out = drain(&mut conn);
+    let expect: Vec<(String, String)> =
+        vec![(":status".into(), "200".into()), ("content-type".into(), "text/plain".into())];
+    for (i, flag) in [(0, flags::END_STREAM), (1, flags::END_STREAM), (2, 0)] {
+        assert_eq!(out[i].kind(), Kind::HEADERS);
+        assert_eq!(out[i].head.flags, flags::END_HEADERS | flag, "frame {i}");
+        assert_eq!(peer.fields(&out[i]), expect, "frame {i}");
+    }
+    assert_eq!(out[1].payload, out[2].payload);
+    assert_eq!(conn.active_streams(), (0, 0));
+}
+
+#[test]
 fn a_get_request_and_its_response() {
     let (mut conn, mut peer) = server();
     let evs = feed(&mut conn, &peer.get(1), peer.now);
