@@ -7,13 +7,15 @@ use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 
 use super::event::{FieldSpan, RequestId};
-use super::template::Template;
+use super::template::{Reuse, Template};
 use super::{Ready, Step};
 use crate::Method;
 use crate::client::error::{Error, Kind};
 use crate::http1::body_decoder::{BodyDecodeError, BodyDecoder};
 use crate::http1::chunked;
-use crate::http1::encode::{EncodeError, RequestPrelude, encode_request, encode_request_extension};
+use crate::http1::encode::{
+    EncodeError, RequestPrelude, check_target, encode_request, encode_request_extension,
+};
 use crate::http1::framing::{BodyLength, response_framing};
 use crate::http1::{HeadScanner, Header, Limits, ParseError, Status};
 
@@ -180,17 +182,28 @@ impl H1 {
             None => BodyLength::Chunked,
         };
         let start = out.len();
-        if let Some(head) = self.template.get(token.as_bytes(), target, fields, length, 0) {
-            out.extend_from_slice(head);
-        } else {
-            let r = if method == Method::Extension {
-                encode_request_extension(&self.prelude, token, target, fields, framing, out)
-            } else {
-                encode_request(&self.prelude, method, target, fields, framing, out)
-            };
-            r.map_err(encode_error)?;
-            let head = out.get(start..).unwrap_or_default();
-            self.template.keep(token.as_bytes(), target, fields, length, Some((head, 0)));
+        match self.template.get(token.as_bytes(), target, fields, length, 0) {
+            Some(Reuse::Whole(head)) => out.extend_from_slice(head),
+            Some(Reuse::Around(before, after)) => {
+                // The method, fields and framing passed before; only the target is new.
+                check_target(method, target).map_err(encode_error)?;
+                out.extend_from_slice(before);
+                out.extend_from_slice(target.as_bytes());
+                out.extend_from_slice(after);
+                self.template.retarget(target, target.as_bytes());
+            }
+            None => {
+                let r = if method == Method::Extension {
+                    encode_request_extension(&self.prelude, token, target, fields, framing, out)
+                } else {
+                    encode_request(&self.prelude, method, target, fields, framing, out)
+                };
+                r.map_err(encode_error)?;
+                let head = out.get(start..).unwrap_or_default();
+                // The request line starts with the method's token and a space.
+                let at = token.len() + 1..token.len() + 1 + target.len();
+                self.template.keep(token.as_bytes(), target, fields, length, Some((head, 0, at)));
+            }
         }
         let id = RequestId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1).max(1);

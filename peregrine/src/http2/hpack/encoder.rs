@@ -218,6 +218,26 @@ impl Encoder {
         }
     }
 
+    /// Encodes a `:path` field as [`BlockEncoder::known`] with [`StaticName::PATH`] would,
+    /// outside a block: for a caller splicing a new path into a block it encoded earlier at
+    /// the current [`Encoder::generation`]. `:path` is never entered in the table (policy 4 of
+    /// the module docs), so its encoding depends on its value alone and changes nothing here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use peregrine::http2::hpack::Encoder;
+    /// let mut encoder = Encoder::new();
+    /// let mut dst = Vec::new();
+    /// encoder.path(b"/", &mut dst);
+    /// assert_eq!(dst, [0x84]); // `:path /` is static index 4
+    /// ```
+    pub fn path(&mut self, path: &[u8], dst: &mut Vec<u8>) {
+        let generation = self.generation;
+        self.field(dst, b":path", StaticName::PATH.index(), path, false);
+        debug_assert_eq!(generation, self.generation, ":path entered the table");
+    }
+
     /// The dynamic position of the newest entry with this name (and value, if given).
     #[inline]
     fn find(&self, h: u64, name: &[u8], value: Option<&[u8]>) -> Option<usize> {
@@ -262,6 +282,12 @@ impl Encoder {
 }
 
 impl BlockEncoder<'_> {
+    /// The length of the destination buffer so far (from its start, not the block's): where
+    /// the next field's encoding begins, for a caller that notes a field's span.
+    pub fn dst_len(&self) -> usize {
+        self.dst.len()
+    }
+
     /// Encodes one field; `name` must be lowercase (RFC 9113 §8.2.2).
     pub fn field(&mut self, name: &[u8], value: &[u8]) {
         self.enc.field(self.dst, name, name_id(name), value, false);
