@@ -48,6 +48,9 @@ enum Sending {
 pub(crate) struct H1 {
     prelude: RequestPrelude,
     in_flight: VecDeque<InFlight>,
+    /// How many of `in_flight` have a non-idempotent method (kept so `can_send` does not walk
+    /// the queue on every pipelined request).
+    unsafe_in_flight: usize,
     next_id: u32,
     scanner: HeadScanner,
     phase: Phase,
@@ -124,6 +127,7 @@ impl H1 {
         H1 {
             prelude,
             in_flight: VecDeque::with_capacity(4),
+            unsafe_in_flight: 0,
             next_id: 1,
             scanner: HeadScanner::new(),
             phase: Phase::Head,
@@ -148,9 +152,7 @@ impl H1 {
     pub(crate) fn can_send(&self, method: Method) -> bool {
         self.reusable
             && self.sending.is_none()
-            && (self.in_flight.is_empty()
-                || (method.is_idempotent()
-                    && self.in_flight.iter().all(|r| r.method.is_idempotent())))
+            && (self.in_flight.is_empty() || (method.is_idempotent() && self.unsafe_in_flight == 0))
     }
 
     /// Whether the connection can carry more requests once the ones in flight end.
@@ -215,6 +217,7 @@ impl H1 {
             None => Some(Sending::Chunked { id }),
         };
         self.in_flight.push_back(InFlight { id, method });
+        self.unsafe_in_flight += usize::from(!method.is_idempotent());
         Ok(id)
     }
 
@@ -338,7 +341,10 @@ impl H1 {
     }
 
     fn finish_response(&mut self) {
-        self.in_flight.pop_front();
+        if let Some(done) = self.in_flight.pop_front() {
+            self.unsafe_in_flight =
+                self.unsafe_in_flight.saturating_sub(usize::from(!done.method.is_idempotent()));
+        }
         self.phase = Phase::Head;
         self.received = 0;
         if !self.reusable {

@@ -42,6 +42,33 @@ fn range(r: &Range<u32>) -> Range<usize> {
     r.start as usize..r.end as usize
 }
 
+/// `a == b` for the short strings requests are made of, without a call to `memcmp`: two
+/// overlapping word loads from each end cover up to 16 octets.
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    fn word(s: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(s.get(at..at + 8).unwrap_or(&[0; 8]));
+        u64::from_le_bytes(w)
+    }
+    fn half(s: &[u8], at: usize) -> u32 {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(s.get(at..at + 4).unwrap_or(&[0; 4]));
+        u32::from_le_bytes(w)
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        1..4 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 impl Template {
     /// What a request can reuse of the kept one's encoding at `generation`: all of it when
     /// identical, all but the target's when only the target differs.
@@ -54,19 +81,19 @@ impl Template {
         length: Option<u64>,
         generation: u64,
     ) -> Option<Reuse<'_>> {
-        let same = self.valid
+        let same_rest = self.valid
             && self.generation == generation
             && self.length == length
             && self.fields.len() == fields.len()
-            && *self.method == *method
+            && same(&self.method, method)
             && fields.iter().zip(&self.fields).all(|(&(n, v), (rn, rv))| {
-                self.bytes.get(range(rn)) == Some(n.as_bytes())
-                    && self.bytes.get(range(rv)) == Some(v)
+                let (kn, kv) = (self.bytes.get(range(rn)), self.bytes.get(range(rv)));
+                kn.is_some_and(|k| same(k, n.as_bytes())) && kv.is_some_and(|k| same(k, v))
             });
-        if !same {
+        if !same_rest {
             return None;
         }
-        if *self.target == *target.as_bytes() {
+        if same(&self.target, target.as_bytes()) {
             return Some(Reuse::Whole(&self.encoded));
         }
         let before = self.encoded.get(..self.target_at.start)?;
@@ -117,6 +144,15 @@ impl Template {
     /// After a [`Reuse::Around`] send: the kept request takes `target`, encoded as
     /// `encoded_target`, so the next identical request is a [`Reuse::Whole`].
     pub(crate) fn retarget(&mut self, target: &str, encoded_target: &[u8]) {
+        self.target.clear();
+        self.target.extend_from_slice(target.as_bytes());
+        if let Some(old) = self.encoded.get_mut(self.target_at.clone()) {
+            if old.len() == encoded_target.len() {
+                // Paths of one length (often): overwritten in place.
+                old.copy_from_slice(encoded_target);
+                return;
+            }
+        }
         let (Some(before), Some(after)) =
             (self.encoded.get(..self.target_at.start), self.encoded.get(self.target_at.end..))
         else {
@@ -129,8 +165,6 @@ impl Template {
         self.spare.extend_from_slice(after);
         std::mem::swap(&mut self.encoded, &mut self.spare);
         self.target_at = self.target_at.start..self.target_at.start + encoded_target.len();
-        self.target.clear();
-        self.target.extend_from_slice(target.as_bytes());
     }
 }
 
@@ -204,6 +238,22 @@ mod tests {
     }
 
     #[test]
+    fn same_agrees_with_eq_for_every_length_and_differing_octet() {
+        let a: Vec<u8> = (0..40u8).collect();
+        for n in 0..=40 {
+            assert!(same(&a[..n], &a[..n]), "{n}");
+            if n > 0 {
+                assert!(!same(&a[..n], &a[..n - 1]), "{n}");
+            }
+            for i in 0..n {
+                let mut b = a[..n].to_vec();
+                b[i] ^= 0x20;
+                assert!(!same(&a[..n], &b), "{n} {i}");
+            }
+        }
+    }
+
+    #[test]
     fn another_target_reuses_the_bytes_around_it_and_retarget_makes_it_whole() {
         let mut t = Template::default();
         let fields: &[(&str, &[u8])] = &[("accept", b"*/*")];
@@ -221,6 +271,9 @@ mod tests {
             Some(Reuse::Whole(b"GET /longer END"))
         );
         assert_eq!(t.get(b"GET", "/", fields, Some(0), 0), Some(Reuse::Around(b"GET ", b" END")));
+        t.retarget("/l", b"/l");
+        t.retarget("/k", b"/k");
+        assert_eq!(t.get(b"GET", "/k", fields, Some(0), 0), Some(Reuse::Whole(b"GET /k END")));
         // A span outside the encoding keeps nothing.
         t.keep(b"GET", "/", fields, Some(0), Some((b"GET", 0, 4..5)));
         assert!(t.get(b"GET", "/", fields, Some(0), 0).is_none());
