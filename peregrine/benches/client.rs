@@ -17,14 +17,16 @@
 //!    `client::conn` and reqwest; three rounds each, alternating, medians quoted.
 //!
 //! `peregrine-varying-path` repeats our creation with a different path each time (65,536 of
-//! them), where the connection's copy of its last request never applies.
+//! them), where the connection's copy of its last request never applies whole (only the bytes
+//! around the target are reused): the figure for requests that differ.
 //!
 //! `CLIENT_PROFILE=create-h1:<n>` or `create-h2:<n>` (`create-h1-vary`, `create-h2-vary` for
-//! varying paths) runs only `n` batches of 64 request
-//! creations (and their answers) for callgrind: `callgrind_annotate --inclusive=yes` gives the
-//! instructions of `Connection::send_request` per call. `CLIENT_PROFILE=rt:<h1|h2c>:<who>:<n>`
-//! (`who`: `peregrine-conn`, `peregrine-client`, `hyper`, `reqwest`) runs only `n` round trips
-//! of one contender, for `strace -c -f` (system calls per request) and callgrind.
+//! varying paths) runs only `n` batches of 64 request creations (and their answers) for
+//! callgrind: `callgrind_annotate --inclusive=yes` gives the instructions of
+//! `Connection::send_request` per call (`Connection::start` ÷ 64n).
+//! `CLIENT_PROFILE=rt:<h1|h2c>:<who>:<n>` (`who`: `peregrine-conn`, `peregrine-client`,
+//! `hyper`, `floor-blocking` (h1), `reqwest`) runs only `n` round trips of one contender, for
+//! `strace -c` (system calls per request; the client runs on the main thread) and callgrind.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
