@@ -16,11 +16,17 @@
 //!    (the server allocates none for this response), for `Connection`, `Client`, hyper's
 //!    `client::conn` and reqwest; three rounds each, alternating, medians quoted.
 //!
-//! `CLIENT_PROFILE=create-h1:<n>` or `create-h2:<n>` runs only `n` batches of 64 request
-//! creations (and their answers) for callgrind: `callgrind_annotate --inclusive=yes` gives the
-//! instructions of `Connection::send_request` per call. `CLIENT_PROFILE=rt:<h1|h2c>:<who>:<n>`
-//! (`who`: `peregrine-conn`, `peregrine-client`, `hyper`, `reqwest`) runs only `n` round trips
-//! of one contender, for `strace -c -f` (system calls per request) and callgrind.
+//! `peregrine-varying-path` repeats our creation with a different path each time (65,536 of
+//! them), where the connection's copy of its last request never applies whole (only the bytes
+//! around the target are reused): the figure for requests that differ.
+//!
+//! `CLIENT_PROFILE=create-h1:<n>` or `create-h2:<n>` (`create-h1-vary`, `create-h2-vary` for
+//! varying paths) runs only `n` batches of 64 request creations (and their answers) for
+//! callgrind: `callgrind_annotate --inclusive=yes` gives the instructions of
+//! `Connection::send_request` per call (`Connection::start` ÷ 64n).
+//! `CLIENT_PROFILE=rt:<h1|h2c>:<who>:<n>` (`who`: `peregrine-conn`, `peregrine-client`,
+//! `hyper`, `floor-blocking` (h1), `reqwest`) runs only `n` round trips of one contender, for
+//! `strace -c` (system calls per request; the client runs on the main thread) and callgrind.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -106,16 +112,40 @@ async fn drain(conn: &mut Connection, n: u64) {
     }
 }
 
-/// Times `iters` of our request creations in batches; returns (CPU ns, allocations).
-fn create_ours(rt: &tokio::runtime::Runtime, conn: &mut Connection, iters: u64) -> (u64, u64) {
+/// How many distinct paths the varying-path case cycles through.
+const PATHS: usize = 1 << 16;
+
+/// 65,536 distinct paths (`/plaintext/` and a number of up to six digits), visited in a
+/// scrambled order so neither the connection nor the branch predictor sees a repeat soon.
+fn paths() -> Vec<String> {
+    // An odd multiplier is a bijection modulo 2^16: every number once, not in order.
+    (0..PATHS).map(|i| format!("/plaintext/{}", (i * 40_503) % PATHS * 7)).collect()
+}
+
+/// Times `iters` of our request creations in batches; returns (CPU ns, allocations). With
+/// `vary`, each request takes the next of those paths (so none repeats its predecessor);
+/// without, every request is `GET /plaintext`.
+fn create_ours(
+    rt: &tokio::runtime::Runtime,
+    conn: &mut Connection,
+    iters: u64,
+    vary: Option<&[String]>,
+) -> (u64, u64) {
     let (mut ns, mut n_allocs, mut left) = (0, 0, iters);
+    let mut next = 0usize;
     while left > 0 {
         let k = left.min(BATCH);
         let a = allocs();
         let start = thread_cpu_ns();
         for _ in 0..k {
-            let id =
-                conn.send_request(Method::Get, black_box("/plaintext"), black_box(FIELDS), &[]);
+            let path = match vary {
+                Some(ps) => {
+                    next = (next + 1) % ps.len();
+                    ps[next].as_str()
+                }
+                None => "/plaintext",
+            };
+            let id = conn.send_request(Method::Get, black_box(path), black_box(FIELDS), &[]);
             black_box(id.unwrap());
         }
         ns += thread_cpu_ns() - start;
@@ -169,13 +199,24 @@ fn bench_create(c: &mut Criterion<CpuTime>, addr: SocketAddr, counts: &mut Vec<(
         let (mut it, mut al) = (0u64, 0u64);
         g.bench_function("peregrine", |b| {
             b.iter_custom(|iters| {
-                let (ns, a) = create_ours(&rt, &mut conn, iters);
+                let (ns, a) = create_ours(&rt, &mut conn, iters, None);
                 it += iters;
                 al += a;
                 ns
             })
         });
         counts.push(("create-h1 peregrine".into(), al as f64 / it.max(1) as f64));
+        let ps = paths();
+        let (mut it, mut al) = (0u64, 0u64);
+        g.bench_function("peregrine-varying-path", |b| {
+            b.iter_custom(|iters| {
+                let (ns, a) = create_ours(&rt, &mut conn, iters, Some(&ps));
+                it += iters;
+                al += a;
+                ns
+            })
+        });
+        counts.push(("create-h1 peregrine-varying-path".into(), al as f64 / it.max(1) as f64));
 
         let overhead = clock_overhead();
         let (mut send, conn) = rt.block_on(async {
@@ -216,13 +257,24 @@ fn bench_create(c: &mut Criterion<CpuTime>, addr: SocketAddr, counts: &mut Vec<(
         let (mut it, mut al) = (0u64, 0u64);
         g.bench_function("peregrine", |b| {
             b.iter_custom(|iters| {
-                let (ns, a) = create_ours(&rt, &mut conn, iters);
+                let (ns, a) = create_ours(&rt, &mut conn, iters, None);
                 it += iters;
                 al += a;
                 ns
             })
         });
         counts.push(("create-h2 peregrine".into(), al as f64 / it.max(1) as f64));
+        let ps = paths();
+        let (mut it, mut al) = (0u64, 0u64);
+        g.bench_function("peregrine-varying-path", |b| {
+            b.iter_custom(|iters| {
+                let (ns, a) = create_ours(&rt, &mut conn, iters, Some(&ps));
+                it += iters;
+                al += a;
+                ns
+            })
+        });
+        counts.push(("create-h2 peregrine-varying-path".into(), al as f64 / it.max(1) as f64));
 
         let mut send = rt.block_on(async {
             let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -556,10 +608,13 @@ fn main() {
         }
         let (which, n) = spec.split_once(':').expect("CLIENT_PROFILE=create-h1:<n>|create-h2:<n>");
         let n: u64 = n.parse().expect("a count");
-        let versions = if which == "create-h2" { Versions::Http2Only } else { Versions::Http1Only };
+        let versions =
+            if which.starts_with("create-h2") { Versions::Http2Only } else { Versions::Http1Only };
         let rt = runtime();
         let mut conn = connect(&rt, addr, versions);
-        let (ns, _) = create_ours(&rt, &mut conn, n * BATCH);
+        let ps = paths();
+        let vary = which.ends_with("-vary").then_some(&ps[..]);
+        let (ns, _) = create_ours(&rt, &mut conn, n * BATCH, vary);
         println!("profile {spec}: {:.1} ns per request creation", ns as f64 / (n * BATCH) as f64);
         return;
     }
@@ -576,5 +631,14 @@ fn main() {
     bench_round_trips(addr, n);
     summary("client-create-h2", "h2", since);
     summary("client-create-h1", "hyper", since);
+    for (g, peer) in [("client-create-h2", "h2"), ("client-create-h1", "hyper")] {
+        let vary = criterion_median(g, "peregrine-varying-path", since);
+        if let (Some(a), Some(b)) = (vary, criterion_median(g, peer, since)) {
+            println!(
+                "({g}, every path different: peregrine {a:.1} ns, {peer} {b:.1} ns, speedup {:.2}x)",
+                b / a
+            );
+        }
+    }
     server.shutdown_now();
 }

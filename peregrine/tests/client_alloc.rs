@@ -2,7 +2,8 @@
 //! of GETs on one kept-alive HTTP/1.1 connection and on one HTTP/2 (h2c) connection, each
 //! response body copied into a caller-provided buffer. A counting global allocator counts the
 //! client thread's allocations (the server's worker thread is not counted; see
-//! `support/counting.rs`).
+//! `support/counting.rs`). Both with one path repeated and with a different path on every
+//! request (the connection then reuses its last encoding around the new target).
 
 use std::time::Duration;
 
@@ -29,8 +30,8 @@ const FIELDS: &[(&str, &[u8])] = &[
 ];
 
 /// One GET; the body copied into `buf`. Returns the body's length.
-async fn get(conn: &mut Connection, buf: &mut [u8]) -> usize {
-    conn.send_request(Method::Get, "/plaintext", FIELDS, &[]).unwrap();
+async fn get(conn: &mut Connection, target: &str, buf: &mut [u8]) -> usize {
+    conn.send_request(Method::Get, target, FIELDS, &[]).unwrap();
     let mut len = 0;
     loop {
         match conn.next_event().await.unwrap() {
@@ -46,7 +47,14 @@ async fn get(conn: &mut Connection, buf: &mut [u8]) -> usize {
     }
 }
 
-fn run(versions: Versions) -> u64 {
+/// Requests on one connection after warm-up; with `vary`, each takes the next of 1,000 paths.
+fn run(versions: Versions, vary: bool) -> u64 {
+    let paths: Vec<String> = if vary {
+        (0..1000).map(|i| format!("/plaintext/{}", i * 7919)).collect()
+    } else {
+        vec!["/plaintext".to_owned()]
+    };
+    let mut next = paths.iter().cycle();
     let server = Server::bind("127.0.0.1:0").workers(1).spawn(plaintext).unwrap();
     let url = format!("http://{}", server.local_addr());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -56,13 +64,13 @@ fn run(versions: Versions) -> u64 {
             Config::default().versions(versions).read_timeout(Some(Duration::from_secs(10)));
         let mut conn = Connection::connect(&url, &config).await.unwrap();
         let mut buf = [0u8; 1024];
-        for _ in 0..500 {
-            assert_eq!(get(&mut conn, &mut buf).await, 13);
+        for _ in 0..1000 {
+            assert_eq!(get(&mut conn, next.next().unwrap(), &mut buf).await, 13);
         }
         counting::mark_server_thread();
         let before = counting::allocs();
         for _ in 0..5000 {
-            get(&mut conn, &mut buf).await;
+            get(&mut conn, next.next().unwrap(), &mut buf).await;
         }
         let after = counting::allocs();
         assert_eq!(&buf[..13], b"Hello, World!");
@@ -79,8 +87,10 @@ fn run(versions: Versions) -> u64 {
 #[test]
 fn steady_state_client_requests_allocate_nothing() {
     for versions in [Versions::Http1Only, Versions::Http2Only] {
-        let n = run(versions);
-        println!("{versions:?}: {n} allocations over 5000 requests");
-        assert_eq!(n, 0, "{versions:?}: {n} allocations over 5000 requests");
+        for vary in [false, true] {
+            let n = run(versions, vary);
+            println!("{versions:?}, paths vary {vary}: {n} allocations over 5000 requests");
+            assert_eq!(n, 0, "{versions:?}, paths vary {vary}: {n} allocations over 5000 requests");
+        }
     }
 }

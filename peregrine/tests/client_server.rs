@@ -239,6 +239,85 @@ fn connection_pipelines_and_multiplexes() {
     server.shutdown();
 }
 
+/// The path of a target, as the app echoes it (without the query).
+fn path_of(target: &str) -> &str {
+    target.split('?').next().unwrap_or(target)
+}
+
+/// Regression for the reuse of a kept request encoding around a new target: requests that
+/// differ only in their target (paths HPACK indexes statically, Huffman-codes or sends as
+/// they are, repeats, a refused target in between) and requests that differ in a field or
+/// the method reach the server as sent, pipelined and one at a time.
+#[test]
+fn connection_reuses_the_encoding_around_a_new_target() {
+    let server = support::spawn(app);
+    let addr = server.local_addr();
+    let long = format!("/{}", "z9".repeat(1500));
+    let steps: Vec<(Method, String, &[u8])> = vec![
+        (Method::Get, "/".into(), b"v"),
+        (Method::Get, "/index.html".into(), b"v"),
+        (Method::Get, "/a?q=1".into(), b"v"),
+        (Method::Get, "/a?q=1".into(), b"v"),
+        (Method::Get, "/%7E~".into(), b"v"),
+        (Method::Get, long.clone(), b"v"),
+        (Method::Get, "/b".into(), b"w"),
+        (Method::Head, "/c".into(), b"w"),
+        (Method::Get, "/c".into(), b"w"),
+        (Method::Get, "/".into(), b"w"),
+    ];
+    rt().block_on(async {
+        for versions in [Versions::Http1Only, Versions::Http2Only] {
+            let config = Config::default().versions(versions);
+            let mut conn = Connection::connect(&format!("http://{addr}"), &config).await.unwrap();
+            for pipelined in [false, true] {
+                let mut ids = Vec::new();
+                for (method, target, x) in &steps {
+                    // A target the encoder refuses, between valid ones, queues nothing.
+                    let bad = conn.send_request(*method, "/a b", &[("x-test", x)], &[]);
+                    assert!(bad.unwrap_err().is_request());
+                    let id = conn.send_request(*method, target, &[("x-test", x)], &[]).unwrap();
+                    ids.push(id);
+                    if !pipelined {
+                        let mut body = Vec::new();
+                        let (status, _) = read_response(&mut conn, &mut body).await;
+                        assert_eq!(status, 200);
+                        let x = std::str::from_utf8(x).unwrap();
+                        let want = match method {
+                            Method::Head => String::new(),
+                            _ => format!("GET {} x={x} len=0", path_of(target)),
+                        };
+                        assert_eq!(String::from_utf8(body).unwrap(), want, "{versions:?}");
+                    }
+                }
+                if pipelined {
+                    let mut bodies = std::collections::HashMap::new();
+                    let mut ended = 0;
+                    while ended < steps.len() {
+                        match conn.next_event().await.unwrap() {
+                            Event::Data { id, data } => {
+                                bodies.entry(id).or_insert_with(Vec::new).extend_from_slice(data)
+                            }
+                            Event::End { .. } => ended += 1,
+                            Event::Failed { error, .. } => panic!("{error}"),
+                            _ => {}
+                        }
+                    }
+                    for ((method, target, x), id) in steps.iter().zip(&ids) {
+                        let x = std::str::from_utf8(x).unwrap();
+                        let want = match method {
+                            Method::Head => String::new(),
+                            _ => format!("GET {} x={x} len=0", path_of(target)),
+                        };
+                        let got = bodies.get(id).map(|b| String::from_utf8_lossy(b).into_owned());
+                        assert_eq!(got.unwrap_or_default(), want, "{versions:?}");
+                    }
+                }
+            }
+        }
+    });
+    server.shutdown();
+}
+
 #[test]
 fn connection_refuses_what_it_cannot_send() {
     let server = support::spawn(app);

@@ -57,7 +57,9 @@
 //!   one current-thread runtime per core, each with its own connections) uses, and it pays
 //!   none of the costs above.
 //!
-//! `tests/client_send.rs` pins these with compile-time `Send`/`Sync` assertions.
+//! Compile-time `Send`/`Sync` assertions pin these: on the types at the end of this file, on
+//! the futures (`Client::get`, `Client::send`, `Connection::connect`, `next_event`) in
+//! `tests/client_send.rs`.
 //!
 //! # Timeouts and errors
 //!

@@ -15,7 +15,7 @@ use crate::date::ImfFixdate;
 
 mod request;
 
-pub use request::{RequestPrelude, Scheme, encode_request, encode_request_extension};
+pub use request::{RequestPrelude, Scheme, check_target, encode_request, encode_request_extension};
 
 /// Why a response or request head was not encoded. Each is a bug in the code building the
 /// message, not in a peer's input; nothing is appended to the buffer.

@@ -7,13 +7,15 @@ use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 
 use super::event::{FieldSpan, RequestId};
-use super::template::Template;
+use super::template::{Reuse, Template};
 use super::{Ready, Step};
 use crate::Method;
 use crate::client::error::{Error, Kind};
 use crate::http1::body_decoder::{BodyDecodeError, BodyDecoder};
 use crate::http1::chunked;
-use crate::http1::encode::{EncodeError, RequestPrelude, encode_request, encode_request_extension};
+use crate::http1::encode::{
+    EncodeError, RequestPrelude, check_target, encode_request, encode_request_extension,
+};
 use crate::http1::framing::{BodyLength, response_framing};
 use crate::http1::{HeadScanner, Header, Limits, ParseError, Status};
 
@@ -46,6 +48,9 @@ enum Sending {
 pub(crate) struct H1 {
     prelude: RequestPrelude,
     in_flight: VecDeque<InFlight>,
+    /// How many of `in_flight` have a non-idempotent method (kept so `can_send` does not walk
+    /// the queue on every pipelined request).
+    unsafe_in_flight: usize,
     next_id: u32,
     scanner: HeadScanner,
     phase: Phase,
@@ -122,6 +127,7 @@ impl H1 {
         H1 {
             prelude,
             in_flight: VecDeque::with_capacity(4),
+            unsafe_in_flight: 0,
             next_id: 1,
             scanner: HeadScanner::new(),
             phase: Phase::Head,
@@ -146,9 +152,7 @@ impl H1 {
     pub(crate) fn can_send(&self, method: Method) -> bool {
         self.reusable
             && self.sending.is_none()
-            && (self.in_flight.is_empty()
-                || (method.is_idempotent()
-                    && self.in_flight.iter().all(|r| r.method.is_idempotent())))
+            && (self.in_flight.is_empty() || (method.is_idempotent() && self.unsafe_in_flight == 0))
     }
 
     /// Whether the connection can carry more requests once the ones in flight end.
@@ -180,17 +184,28 @@ impl H1 {
             None => BodyLength::Chunked,
         };
         let start = out.len();
-        if let Some(head) = self.template.get(token.as_bytes(), target, fields, length, 0) {
-            out.extend_from_slice(head);
-        } else {
-            let r = if method == Method::Extension {
-                encode_request_extension(&self.prelude, token, target, fields, framing, out)
-            } else {
-                encode_request(&self.prelude, method, target, fields, framing, out)
-            };
-            r.map_err(encode_error)?;
-            let head = out.get(start..).unwrap_or_default();
-            self.template.keep(token.as_bytes(), target, fields, length, Some((head, 0)));
+        match self.template.get(token.as_bytes(), target, fields, length, 0) {
+            Some(Reuse::Whole(head)) => out.extend_from_slice(head),
+            Some(Reuse::Around(before, after)) => {
+                // The method, fields and framing passed before; only the target is new.
+                check_target(method, target).map_err(encode_error)?;
+                out.extend_from_slice(before);
+                out.extend_from_slice(target.as_bytes());
+                out.extend_from_slice(after);
+                self.template.retarget(target, target.as_bytes());
+            }
+            None => {
+                let r = if method == Method::Extension {
+                    encode_request_extension(&self.prelude, token, target, fields, framing, out)
+                } else {
+                    encode_request(&self.prelude, method, target, fields, framing, out)
+                };
+                r.map_err(encode_error)?;
+                let head = out.get(start..).unwrap_or_default();
+                // The request line starts with the method's token and a space.
+                let at = token.len() + 1..token.len() + 1 + target.len();
+                self.template.keep(token.as_bytes(), target, fields, length, Some((head, 0, at)));
+            }
         }
         let id = RequestId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1).max(1);
@@ -202,6 +217,7 @@ impl H1 {
             None => Some(Sending::Chunked { id }),
         };
         self.in_flight.push_back(InFlight { id, method });
+        self.unsafe_in_flight += usize::from(!method.is_idempotent());
         Ok(id)
     }
 
@@ -331,7 +347,10 @@ impl H1 {
     }
 
     fn finish_response(&mut self) {
-        self.in_flight.pop_front();
+        if let Some(done) = self.in_flight.pop_front() {
+            self.unsafe_in_flight =
+                self.unsafe_in_flight.saturating_sub(usize::from(!done.method.is_idempotent()));
+        }
         self.phase = Phase::Head;
         self.received = 0;
         if !self.reusable {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::event::RequestId;
-use super::template::Template;
+use super::template::{Reuse, Template};
 use super::{Ready, Step};
 use crate::Version;
 use crate::client::error::{Error, Kind};
@@ -92,6 +92,16 @@ fn forbidden(name: &[u8], value: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// RFC 9113 §8.3.1: `:path` is origin-form, or `*` for OPTIONS; CONNECT (§8.5) tunnels,
+/// which this client does not offer.
+fn check_path(method: &[u8], t: &[u8]) -> Result<(), Error> {
+    let asterisk = t == b"*" && method == b"OPTIONS";
+    if !(asterisk || t.first() == Some(&b'/')) || !is_target(t) {
+        return Err(Error::new(Kind::Request, "the target is not an origin-form path"));
+    }
+    Ok(())
+}
+
 impl H2 {
     /// `authority` is the `Host` value of the connection's prelude (default port left out).
     pub(crate) fn new(
@@ -143,16 +153,47 @@ impl H2 {
     ) -> Result<RequestId, Error> {
         let end_stream = length == Some(0);
         let generation = self.conn.encoder_generation();
-        let stream = match self.template.get(method, target, fields, length, generation) {
+        let head = method == b"HEAD";
+        let reused = match self.template.get(method, target, fields, length, generation) {
             // The same request as the last one, the table unchanged: the same bytes.
-            Some(block) => {
-                let head = method == b"HEAD";
-                self.conn.send_request_block(block, head, end_stream).map_err(send_error)?
+            Some(Reuse::Whole(block)) => {
+                match self.conn.send_request_block(block, head, end_stream) {
+                    Ok(stream) => Some(stream),
+                    // Bigger than the peer's frame size now: encoded in full below.
+                    Err(SendError::InvalidState) => None,
+                    Err(e) => return Err(send_error(e)),
+                }
             }
+            // The same but for its path: the same bytes around the new path's encoding.
+            Some(Reuse::Around(before, after)) => {
+                check_path(method, target.as_bytes())?;
+                let t = target.as_bytes();
+                match self.conn.send_request_with_path(before, t, after, head, end_stream) {
+                    Ok(stream) => {
+                        match (self.conn.last_request_block(), self.conn.last_request_path()) {
+                            (Some((block, _, _)), Some(at)) => match block.get(at) {
+                                Some(path) => self.template.retarget(target, path),
+                                None => self.template.keep(method, target, fields, length, None),
+                            },
+                            _ => self.template.keep(method, target, fields, length, None),
+                        }
+                        Some(stream)
+                    }
+                    // Too big for one frame: encoded in full below.
+                    Err(SendError::InvalidState) => None,
+                    Err(e) => return Err(send_error(e)),
+                }
+            }
+            None => None,
+        };
+        let stream = match reused {
+            Some(stream) => stream,
             None => {
                 let stream = self.encode_request(method, target, fields, length)?;
-                let kept = match self.conn.last_request_block() {
-                    Some((block, before, after)) if before == after => Some((block, after)),
+                let kept = match (self.conn.last_request_block(), self.conn.last_request_path()) {
+                    (Some((block, before, after)), Some(at)) if before == after => {
+                        Some((block, after, at))
+                    }
                     _ => None,
                 };
                 self.template.keep(method, target, fields, length, kept);
@@ -188,13 +229,8 @@ impl H2 {
         fields: &[(&str, &[u8])],
         length: Option<u64>,
     ) -> Result<StreamId, Error> {
-        // RFC 9113 §8.3.1: `:path` is origin-form, or `*` for OPTIONS; CONNECT (§8.5) tunnels,
-        // which this client does not offer.
         let t = target.as_bytes();
-        let asterisk = t == b"*" && method == b"OPTIONS";
-        if !(asterisk || t.first() == Some(&b'/')) || !is_target(t) {
-            return Err(Error::new(Kind::Request, "the target is not an origin-form path"));
-        }
+        check_path(method, t)?;
         if method == b"CONNECT" {
             return Err(Error::new(Kind::Request, "CONNECT is not supported"));
         }

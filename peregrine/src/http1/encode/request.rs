@@ -216,12 +216,8 @@ fn write_request(
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
     // Everything is checked before the first byte is written, so an error appends nothing.
-    // RFC 9112 §3.2: the target's bytes and its form, by the rules the parser applies.
+    check_target(method, target)?;
     let bytes = target.as_bytes();
-    if bytes.is_empty() || !bytes.iter().all(|&b| CLASS[usize::from(b)] & TARGET != 0) {
-        return Err(EncodeError::InvalidTarget);
-    }
-    target_form(method, bytes).map_err(|_| EncodeError::InvalidTarget)?;
     let mut len = token.len() + 1 + bytes.len() + prelude.bytes.len() + FRAMING_MAX + 2;
     for &(name, value) in fields {
         check_request_field(name, value)?;
@@ -260,6 +256,32 @@ fn write_request(
         Framing::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
     }
     out.extend_from_slice(b"\r\n");
+    Ok(())
+}
+
+/// Checks a request target as [`encode_request`] does: RFC 9112 §3.2, the target's bytes and
+/// its form for `method`, by the rules the server's parser applies. For a caller that writes
+/// a head it encoded before around a new target.
+///
+/// # Errors
+/// [`EncodeError::InvalidTarget`]: `target` is empty, holds a byte outside RFC 3986, or has a
+/// form `method` cannot use.
+///
+/// # Examples
+/// ```
+/// use peregrine::Method;
+/// use peregrine::http1::encode::check_target;
+/// assert!(check_target(Method::Get, "/a?b=c").is_ok());
+/// assert!(check_target(Method::Get, "/a b").is_err());
+/// assert!(check_target(Method::Get, "*").is_err());
+/// ```
+#[inline]
+pub fn check_target(method: Method, target: &str) -> Result<(), EncodeError> {
+    let bytes = target.as_bytes();
+    if bytes.is_empty() || !bytes.iter().all(|&b| CLASS[usize::from(b)] & TARGET != 0) {
+        return Err(EncodeError::InvalidTarget);
+    }
+    target_form(method, bytes).map_err(|_| EncodeError::InvalidTarget)?;
     Ok(())
 }
 

@@ -135,9 +135,8 @@ pub struct Conn {
     ctrl: Vec<u8>,
     /// HEADERS, DATA and RST_STREAM frames in the order they were made.
     out: Vec<u8>,
-    /// Where the last request's header block sits in `out` (offset, length) and the encoder
-    /// generation before and after it (see `Conn::last_request_block`).
-    last_block: Option<(usize, usize, u64, u64)>,
+    /// Where the last request's header block sits in `out` (see `Conn::last_request_block`).
+    last_block: Option<send::LastBlock>,
     queued_acks: u32,
     streams: Streams,
     send_window: SendWindow,

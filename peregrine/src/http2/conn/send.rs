@@ -2,6 +2,7 @@
 //! resets and PING. HEADERS are encoded by HPACK straight into the send buffer.
 
 use std::fmt;
+use std::ops::Range;
 
 use super::Conn;
 use super::Role;
@@ -30,6 +31,19 @@ pub struct RequestHead<'a> {
     pub path: &'a [u8],
     /// `:protocol` (extended CONNECT, RFC 8441), when the server enabled it.
     pub protocol: Option<&'a [u8]>,
+}
+
+/// Where the last request's header block sits in the send buffer.
+#[derive(Clone, Debug)]
+pub(super) struct LastBlock {
+    /// Offset and length of the block in `out`.
+    start: usize,
+    len: usize,
+    /// Where the `:path` field's encoding lies in the block.
+    path: Range<usize>,
+    /// The encoder generation before and after the block was encoded.
+    before: u64,
+    after: u64,
 }
 
 /// Why a send call was refused. Nothing was queued.
@@ -116,6 +130,44 @@ impl Conn {
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
         end_stream: bool,
     ) -> Result<StreamId, SendError> {
+        let id = self.open_local_stream(head.method == b"HEAD", end_stream)?;
+        let start = headers_frame::begin_block(&mut self.out);
+        let block_start = start + crate::http2::frame::HEAD_LEN;
+        let before = self.encoder.generation();
+        let mut path = 0..0;
+        {
+            let mut b = self.encoder.block(&mut self.out);
+            b.known(StaticName::METHOD, head.method);
+            let tunnel = head.method == b"CONNECT" && head.protocol.is_none();
+            if !tunnel {
+                b.known(StaticName::SCHEME, head.scheme);
+            }
+            if !head.authority.is_empty() {
+                b.known(StaticName::AUTHORITY, head.authority);
+            }
+            if !tunnel {
+                path.start = b.dst_len();
+                b.known(StaticName::PATH, head.path);
+                path.end = b.dst_len();
+            }
+            if let Some(p) = head.protocol {
+                b.field(b":protocol", p);
+            }
+            write_fields(&mut b, fields);
+        }
+        let len = self.out.len() - block_start;
+        let after = self.encoder.generation();
+        // `dst_len` counts from the start of `out`.
+        let path = path.start.saturating_sub(block_start)..path.end.saturating_sub(block_start);
+        self.last_block = (len <= self.peer.max_frame_size as usize && !path.is_empty())
+            .then_some(LastBlock { start: block_start, len, path, before, after });
+        headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
+        self.budgets.control.credit(1);
+        Ok(id)
+    }
+
+    /// The checks and the new stream of a request sent by the client.
+    fn open_local_stream(&mut self, head: bool, end_stream: bool) -> Result<StreamId, SendError> {
         if self.role != Role::Client {
             return Err(SendError::WrongRole);
         }
@@ -133,39 +185,9 @@ impl Conn {
             Stream::new(id, true, self.peer.initial_window_size, self.config.initial_window_size);
         s.state.send_open(end_stream);
         s.send_phase = Phase::Body;
-        s.head_request = head.method == b"HEAD";
+        s.head_request = head;
         s.announced = true;
         self.streams.insert(s);
-        let start = headers_frame::begin_block(&mut self.out);
-        let before = self.encoder.generation();
-        {
-            let mut b = self.encoder.block(&mut self.out);
-            b.known(StaticName::METHOD, head.method);
-            let tunnel = head.method == b"CONNECT" && head.protocol.is_none();
-            if !tunnel {
-                b.known(StaticName::SCHEME, head.scheme);
-            }
-            if !head.authority.is_empty() {
-                b.known(StaticName::AUTHORITY, head.authority);
-            }
-            if !tunnel {
-                b.known(StaticName::PATH, head.path);
-            }
-            if let Some(p) = head.protocol {
-                b.field(b":protocol", p);
-            }
-            write_fields(&mut b, fields);
-        }
-        let len = self.out.len() - start - crate::http2::frame::HEAD_LEN;
-        let after = self.encoder.generation();
-        self.last_block = (len <= self.peer.max_frame_size as usize).then_some((
-            start + crate::http2::frame::HEAD_LEN,
-            len,
-            before,
-            after,
-        ));
-        headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
-        self.budgets.control.credit(1);
         Ok(id)
     }
 
@@ -184,29 +206,10 @@ impl Conn {
         head: bool,
         end_stream: bool,
     ) -> Result<StreamId, SendError> {
-        if self.role != Role::Client {
-            return Err(SendError::WrongRole);
-        }
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if self.goaway_sent.is_some() || self.goaway_recv.is_some() {
-            return Err(SendError::GoingAway);
-        }
-        if self.streams.local_active >= self.peer.max_concurrent_streams.unwrap_or(u32::MAX) {
-            return Err(SendError::StreamLimit);
-        }
         if block.len() > self.peer.max_frame_size as usize {
             return Err(SendError::InvalidState);
         }
-        let id = self.streams.take_local_id().ok_or(SendError::StreamIdsExhausted)?;
-        let mut s =
-            Stream::new(id, true, self.peer.initial_window_size, self.config.initial_window_size);
-        s.state.send_open(end_stream);
-        s.send_phase = Phase::Body;
-        s.head_request = head;
-        s.announced = true;
-        self.streams.insert(s);
+        let id = self.open_local_stream(head, end_stream)?;
         let start = headers_frame::begin_block(&mut self.out);
         self.out.extend_from_slice(block);
         headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
@@ -214,14 +217,68 @@ impl Conn {
         Ok(id)
     }
 
-    /// The header block of the last [`Conn::send_request`] when it fit one HEADERS frame and
-    /// is still in the send buffer (until [`Conn::poll_transmit`]), with the encoder generation
-    /// before and after it was encoded: resendable with [`Conn::send_request_block`] while
-    /// both equal [`Conn::encoder_generation`].
+    /// [`Conn::send_request_block`] for a request that differs from the one encoded earlier
+    /// only in its `:path`: `before` and `after` are the block's bytes before and after the
+    /// old `:path` encoding (spans from [`Conn::last_request_block`] and
+    /// [`Conn::last_request_path`]), `path` the new path, encoded between them. Valid while
+    /// [`Conn::encoder_generation`] is the one the block was encoded at and its encoding
+    /// changed no table: `:path` never enters the HPACK table, so the other fields encode to
+    /// the same bytes and the path's encoding depends on its value alone. The new block then
+    /// is the last request block.
+    ///
+    /// # Errors
+    /// As [`Conn::send_request_block`]; [`SendError::InvalidState`] when the block might not
+    /// fit one frame (encode the request with [`Conn::send_request`] instead).
+    pub fn send_request_with_path(
+        &mut self,
+        before: &[u8],
+        path: &[u8],
+        after: &[u8],
+        head: bool,
+        end_stream: bool,
+    ) -> Result<StreamId, SendError> {
+        // A literal's encoding is at most its length plus a 5-octet length prefix and the
+        // name index octet (RFC 7541 §5.1, §6.2.2; Huffman only when shorter).
+        let most = before.len() + path.len() + 6 + after.len();
+        if most > self.peer.max_frame_size as usize {
+            return Err(SendError::InvalidState);
+        }
+        let id = self.open_local_stream(head, end_stream)?;
+        let start = headers_frame::begin_block(&mut self.out);
+        let block_start = start + crate::http2::frame::HEAD_LEN;
+        let generation = self.encoder.generation();
+        self.out.extend_from_slice(before);
+        let path_start = self.out.len() - block_start;
+        self.encoder.path(path, &mut self.out);
+        let path_end = self.out.len() - block_start;
+        self.out.extend_from_slice(after);
+        let len = self.out.len() - block_start;
+        self.last_block = Some(LastBlock {
+            start: block_start,
+            len,
+            path: path_start..path_end,
+            before: generation,
+            after: generation,
+        });
+        headers_frame::finish_block(&mut self.out, start, id, end_stream, self.peer.max_frame_size);
+        self.budgets.control.credit(1);
+        Ok(id)
+    }
+
+    /// The header block of the last [`Conn::send_request`] (or
+    /// [`Conn::send_request_with_path`]) when it fit one HEADERS frame and is still in the
+    /// send buffer (until [`Conn::poll_transmit`]), with the encoder generation before and
+    /// after it was encoded: resendable with [`Conn::send_request_block`] while both equal
+    /// [`Conn::encoder_generation`].
     pub fn last_request_block(&self) -> Option<(&[u8], u64, u64)> {
-        let (start, len, before, after) = self.last_block?;
-        let block = self.out.get(start..start + len)?;
-        Some((block, before, after))
+        let b = self.last_block.as_ref()?;
+        let block = self.out.get(b.start..b.start + b.len)?;
+        Some((block, b.before, b.after))
+    }
+
+    /// Where the `:path` field's encoding lies in [`Conn::last_request_block`]'s block.
+    pub fn last_request_path(&self) -> Option<Range<usize>> {
+        Some(self.last_block.as_ref()?.path.clone())
     }
 
     /// The HPACK encoder's generation (see [`Encoder::generation`](crate::http2::hpack::Encoder::generation)).
@@ -309,7 +366,7 @@ impl Conn {
         let after = self.encoder.generation();
         self.last_block = block
             .filter(|&(_, len)| len <= self.peer.max_frame_size as usize)
-            .map(|(start, len)| (start, len, before, after));
+            .map(|(start, len)| LastBlock { start, len, path: 0..0, before, after });
         Ok(())
     }
 

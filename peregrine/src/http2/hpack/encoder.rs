@@ -191,6 +191,18 @@ impl Encoder {
                 return;
             }
         }
+        if mode == Mode::Never || (mode == Mode::Without && never_entered(id)) {
+            // Never in our table (only this encoder inserts, and never such a field): no
+            // hashing, no lookup; a static name by its index.
+            let high = if mode == Mode::Never { 0x10 } else { 0x00 };
+            let name_index = if id != 0 { id as usize } else { self.name_index(name) };
+            integer::encode(dst, high, 4, name_index);
+            if name_index == 0 {
+                string(dst, name);
+            }
+            string(dst, value);
+            return;
+        }
         let name_hash = hash(0, name);
         let nv_hash = if mode == Mode::Never { 0 } else { hash(name_hash, value) };
         if mode != Mode::Never {
@@ -216,6 +228,31 @@ impl Encoder {
         if mode == Mode::Incremental {
             self.insert(name, id, value, name_hash, nv_hash);
         }
+    }
+
+    /// Encodes a `:path` field as [`BlockEncoder::known`] with [`StaticName::PATH`] would,
+    /// outside a block: for a caller splicing a new path into a block it encoded earlier at
+    /// the current [`Encoder::generation`]. `:path` is never entered in the table (policy 4 of
+    /// the module docs), so its encoding depends on its value alone and changes nothing here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use peregrine::http2::hpack::Encoder;
+    /// let mut encoder = Encoder::new();
+    /// let mut dst = Vec::new();
+    /// encoder.path(b"/", &mut dst);
+    /// assert_eq!(dst, [0x84]); // `:path /` is static index 4
+    /// ```
+    pub fn path(&mut self, path: &[u8], dst: &mut Vec<u8>) {
+        let generation = self.generation;
+        self.field(dst, b":path", StaticName::PATH.index(), path, false);
+        debug_assert_eq!(generation, self.generation, ":path entered the table");
+    }
+
+    /// The index of a name without a static entry: its newest dynamic entry's, or 0.
+    fn name_index(&self, name: &[u8]) -> usize {
+        self.find(hash(0, name), name, None).map_or(0, |pos| STATIC_LEN + 1 + pos)
     }
 
     /// The dynamic position of the newest entry with this name (and value, if given).
@@ -262,6 +299,12 @@ impl Encoder {
 }
 
 impl BlockEncoder<'_> {
+    /// The length of the destination buffer so far (from its start, not the block's): where
+    /// the next field's encoding begins, for a caller that notes a field's span.
+    pub fn dst_len(&self) -> usize {
+        self.dst.len()
+    }
+
     /// Encodes one field; `name` must be lowercase (RFC 9113 §8.2.2).
     pub fn field(&mut self, name: &[u8], value: &[u8]) {
         self.enc.field(self.dst, name, name_id(name), value, false);
@@ -338,9 +381,51 @@ fn policy(id: u8, value_len: usize, size: usize, table_max: usize, sensitive: bo
     }
 }
 
+/// Whether a field with this static name id is always sent without indexing, whatever its
+/// value and the table's size (policy 4): such a field is never in the dynamic table.
+#[inline]
+fn never_entered(id: u8) -> bool {
+    const PATH: u8 = StaticName::PATH.index();
+    const CONTENT_LENGTH: u8 = StaticName::CONTENT_LENGTH.index();
+    const AGE: u8 = StaticName::AGE.index();
+    const ETAG: u8 = StaticName::ETAG.index();
+    const LOCATION: u8 = StaticName::LOCATION.index();
+    const SET_COOKIE: u8 = StaticName::SET_COOKIE.index();
+    const IF_MODIFIED_SINCE: u8 = StaticName::IF_MODIFIED_SINCE.index();
+    const IF_NONE_MATCH: u8 = StaticName::IF_NONE_MATCH.index();
+    matches!(
+        id,
+        PATH | CONTENT_LENGTH
+            | AGE
+            | ETAG
+            | LOCATION
+            | SET_COOKIE
+            | IF_MODIFIED_SINCE
+            | IF_NONE_MATCH
+    )
+}
+
 /// Appends a string literal (§5.2), Huffman-coded when strictly shorter.
 #[inline]
 fn string(dst: &mut Vec<u8>, s: &[u8]) {
+    if s.len() < 0x7f {
+        // A one-octet length either way: Huffman-code in place, one pass, and fall back to the
+        // raw octets when that was not shorter (rare: most text codes to 5-7 bits a byte).
+        let at = dst.len();
+        dst.push(0);
+        huffman::encode(s, dst);
+        let huffman_len = dst.len() - at - 1;
+        if huffman_len < s.len() {
+            if let Some(prefix) = dst.get_mut(at) {
+                *prefix = 0x80 | huffman_len as u8;
+            }
+        } else {
+            dst.truncate(at);
+            dst.push(s.len() as u8);
+            dst.extend_from_slice(s);
+        }
+        return;
+    }
     let huffman_len = huffman::encoded_len(s);
     if huffman_len < s.len() {
         integer::encode(dst, 0x80, 7, huffman_len);
