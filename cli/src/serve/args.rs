@@ -69,7 +69,9 @@ pub struct ServeArgs {
     #[arg(help_heading = "Site", long, value_name = "MS", default_value_t = 1000)]
     pub file_cache_ms: u64,
 
-    /// Add this field to every response, e.g. 'X-Frame-Options: DENY' (repeatable).
+    /// Add this field to every response the site gives, e.g. 'X-Frame-Options: DENY'
+    /// (repeatable; as nginx's add_header, not to the server's own refusals of malformed
+    /// requests: 400, 408, 413, 414, 431, 501, 505).
     #[arg(help_heading = "Site", long, value_name = "NAME: VALUE")]
     pub header: Vec<String>,
 
