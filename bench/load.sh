@@ -109,14 +109,14 @@ start() {
 }
 
 # cputime.py OUT CMD...: runs CMD, then writes its CPU seconds (utime+stime from its rusage,
-# read when it exits) to OUT.
+# read when it exits), then utime and stime apart, to OUT.
 cat >"$WORK/cputime.py" <<'EOF'
 import os, subprocess, sys
 out, argv = sys.argv[1], sys.argv[2:]
 p = subprocess.Popen(argv)
 _, status, ru = os.wait4(p.pid, 0)
 with open(out, "w") as f:
-    f.write("%.6f\n" % (ru.ru_utime + ru.ru_stime))
+    f.write("%.6f %.6f %.6f\n" % (ru.ru_utime + ru.ru_stime, ru.ru_utime, ru.ru_stime))
 sys.exit(os.waitstatus_to_exitcode(status))
 EOF
 
@@ -126,7 +126,8 @@ measured() {
     if [ -n "$LOCK" ]; then flock "$LOCK" "${cmd[@]}"; else "${cmd[@]}"; fi
 }
 
-# run GEN SHAPE SERVER -> appends "req_per_s cpu_us_per_req" to $WORK/GEN.SHAPE.SERVER
+# run GEN SHAPE SERVER -> appends "req_per_s cpu_us_per_req user_us_per_req sys_us_per_req"
+# to $WORK/GEN.SHAPE.SERVER
 run() {
     local gen=$1 shape=$2 server=$3 port=${PORT[$3]} conns streams done
     case $shape in
@@ -165,9 +166,10 @@ run() {
             done=$(awk '$1 == "requests" {print $2}' "$WORK/out.txt")
             ;;
     esac
-    awk -v n="$done" -v cpu="$(cat "$WORK/cpu")" -v d="$DURATION" \
-        'BEGIN { printf "%.0f %.3f\n", n / d, cpu * 1e6 / n }' >>"$WORK/$gen.$shape.$server"
-    echo "  round $r $gen $shape $server: $(tail -1 "$WORK/$gen.$shape.$server") (req/s, CPU µs/req)" >&2
+    awk -v n="$done" -v d="$DURATION" '{ printf "%.0f %.3f %.3f %.3f\n", n / d,
+        $1 * 1e6 / n, $2 * 1e6 / n, $3 * 1e6 / n }' "$WORK/cpu" >>"$WORK/$gen.$shape.$server"
+    echo "  round $r $gen $shape $server: $(tail -1 "$WORK/$gen.$shape.$server")" \
+        "(req/s, CPU µs/req, of which user, sys)" >&2
 }
 
 peer_of() { case $1 in h1-*) echo wrk ;; *) echo h2load ;; esac; }
@@ -211,14 +213,15 @@ for shape in $SHAPES; do
     done
 done
 echo
-echo "| shape | server | generator | req/s | generator CPU µs/req |"
-echo "|---|---|---|---:|---:|"
+echo "| shape | server | generator | req/s | generator CPU µs/req | user | sys |"
+echo "|---|---|---|---:|---:|---:|---:|"
 for shape in $SHAPES; do
     for server in $SERVERS; do
         for gen in peregrine "$(peer_of "$shape")" floor; do
             f="$WORK/$gen.$shape.$server"
             [ -f "$f" ] || continue
-            printf "| %s | %s | %s | %.0f | %.3f |\n" "$shape" "$server" "$gen" "$(col 1 "$f")" "$(col 2 "$f")"
+            printf "| %s | %s | %s | %.0f | %.3f | %.3f | %.3f |\n" "$shape" "$server" "$gen" \
+                "$(col 1 "$f")" "$(col 2 "$f")" "$(col 3 "$f")" "$(col 4 "$f")"
         done
     done
 done
