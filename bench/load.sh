@@ -12,6 +12,9 @@
 #   h2-c16m32  h2c, 16 connections x 32 streams (peregrine vs h2load)
 # One `summary load-<shape>-<server>: ...` line per shape and server (ratio = peregrine's CPU
 # per request ÷ the peer's), then a markdown table and the goals (issue 15).
+# HTTP/1.1 shapes also run `floor` (bench/floor_client.c, FLOOR=0 to skip): a minimal C epoll
+# client, one send + one recv per request, the kernel floor for any HTTP/1.1 generator; its
+# `summary floor-<shape>-<server>: ...` line gives floor ÷ wrk, the least ratio reachable.
 #
 # usage: bench/load.sh                         (DURATION=5 ROUNDS=3)
 #        DURATION=5 ROUNDS=3 SERVERS="plaintext" SHAPES="h1-c64" bench/load.sh
@@ -25,6 +28,7 @@ SERVERS=${SERVERS:-"plaintext nginx"}
 SHAPES=${SHAPES:-"h1-c64 h2-c64m1 h2-c16m32"}
 BASE_PORT=${BASE_PORT:-18760}
 LOCK=${LOCK:-}
+FLOOR=${FLOOR:-1}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/peregrine-load-bench.XXXXXX)
@@ -51,6 +55,7 @@ fi
 (cd "$ROOT" && cargo build --release -q -p peregrine --example plaintext \
     && cargo build --release -q -p peregrine-cli)
 BIN="$ROOT/target/release"
+cc -O2 -o "$WORK/floor_client" "$ROOT/bench/floor_client.c"
 
 PORT[plaintext]=$BASE_PORT
 PORT[nginx]=$((BASE_PORT + 1))
@@ -104,14 +109,14 @@ start() {
 }
 
 # cputime.py OUT CMD...: runs CMD, then writes its CPU seconds (utime+stime from its rusage,
-# read when it exits) to OUT.
+# read when it exits), then utime and stime apart, to OUT.
 cat >"$WORK/cputime.py" <<'EOF'
 import os, subprocess, sys
 out, argv = sys.argv[1], sys.argv[2:]
 p = subprocess.Popen(argv)
 _, status, ru = os.wait4(p.pid, 0)
 with open(out, "w") as f:
-    f.write("%.6f\n" % (ru.ru_utime + ru.ru_stime))
+    f.write("%.6f %.6f %.6f\n" % (ru.ru_utime + ru.ru_stime, ru.ru_utime, ru.ru_stime))
 sys.exit(os.waitstatus_to_exitcode(status))
 EOF
 
@@ -121,7 +126,8 @@ measured() {
     if [ -n "$LOCK" ]; then flock "$LOCK" "${cmd[@]}"; else "${cmd[@]}"; fi
 }
 
-# run GEN SHAPE SERVER -> appends "req_per_s cpu_us_per_req" to $WORK/GEN.SHAPE.SERVER
+# run GEN SHAPE SERVER -> appends "req_per_s cpu_us_per_req user_us_per_req sys_us_per_req"
+# to $WORK/GEN.SHAPE.SERVER
 run() {
     local gen=$1 shape=$2 server=$3 port=${PORT[$3]} conns streams done
     case $shape in
@@ -155,10 +161,15 @@ run() {
             fi
             done=$(awk '/^requests:/ {print $8}' "$WORK/out.txt")
             ;;
+        floor)
+            measured "$WORK/floor_client" "$port" "$conns" "$DURATION" /plaintext >"$WORK/out.txt"
+            done=$(awk '$1 == "requests" {print $2}' "$WORK/out.txt")
+            ;;
     esac
-    awk -v n="$done" -v cpu="$(cat "$WORK/cpu")" -v d="$DURATION" \
-        'BEGIN { printf "%.0f %.3f\n", n / d, cpu * 1e6 / n }' >>"$WORK/$gen.$shape.$server"
-    echo "  round $r $gen $shape $server: $(tail -1 "$WORK/$gen.$shape.$server") (req/s, CPU µs/req)" >&2
+    awk -v n="$done" -v d="$DURATION" '{ printf "%.0f %.3f %.3f %.3f\n", n / d,
+        $1 * 1e6 / n, $2 * 1e6 / n, $3 * 1e6 / n }' "$WORK/cpu" >>"$WORK/$gen.$shape.$server"
+    echo "  round $r $gen $shape $server: $(tail -1 "$WORK/$gen.$shape.$server")" \
+        "(req/s, CPU µs/req, of which user, sys)" >&2
 }
 
 peer_of() { case $1 in h1-*) echo wrk ;; *) echo h2load ;; esac; }
@@ -174,6 +185,7 @@ for r in $(seq "$ROUNDS"); do
         for server in $SERVERS; do
             run peregrine "$shape" "$server"
             run "$(peer_of "$shape")" "$shape" "$server"
+            case $shape in h1-*) [ "$FLOOR" = 1 ] && run floor "$shape" "$server" ;; esac
         done
     done
 done
@@ -192,17 +204,24 @@ for shape in $SHAPES; do
             -v pr="$(col 1 "$p")" -v or="$(col 1 "$o")" 'BEGIN {
             printf "summary load-%s-%s: peregrine %.3f us/req %.0f req/s, %s %.3f us/req %.0f req/s, ratio %.2fx\n",
                 s, sv, pc, pr, n, oc, or, pc / oc }'
+        f="$WORK/floor.$shape.$server"
+        [ -f "$f" ] && [ -f "$o" ] || continue
+        awk -v s="$shape" -v sv="$server" -v n="$peer" -v fc="$(col 2 "$f")" -v oc="$(col 2 "$o")" \
+            -v pc="$(col 2 "$p")" -v fr="$(col 1 "$f")" 'BEGIN {
+            printf "summary floor-%s-%s: floor %.3f us/req %.0f req/s, floor/%s %.2fx, floor/peregrine %.2fx\n",
+                s, sv, fc, fr, n, fc / oc, fc / pc }'
     done
 done
 echo
-echo "| shape | server | generator | req/s | generator CPU µs/req |"
-echo "|---|---|---|---:|---:|"
+echo "| shape | server | generator | req/s | generator CPU µs/req | user | sys |"
+echo "|---|---|---|---:|---:|---:|---:|"
 for shape in $SHAPES; do
     for server in $SERVERS; do
-        for gen in peregrine "$(peer_of "$shape")"; do
+        for gen in peregrine "$(peer_of "$shape")" floor; do
             f="$WORK/$gen.$shape.$server"
             [ -f "$f" ] || continue
-            printf "| %s | %s | %s | %.0f | %.3f |\n" "$shape" "$server" "$gen" "$(col 1 "$f")" "$(col 2 "$f")"
+            printf "| %s | %s | %s | %.0f | %.3f | %.3f | %.3f |\n" "$shape" "$server" "$gen" \
+                "$(col 1 "$f")" "$(col 2 "$f")" "$(col 3 "$f")" "$(col 4 "$f")"
         done
     done
 done
