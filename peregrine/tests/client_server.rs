@@ -372,3 +372,50 @@ fn read_timeout_fires() {
     });
     server.shutdown_now();
 }
+
+/// The read timeout is re-armed lazily (the timer moves only when it fires before the real
+/// deadline): each wait must still get the whole timeout, counted from when it starts — not
+/// from the last read, nor from the first wait — and a wait with no answer must still end.
+#[test]
+fn read_timeout_counts_from_each_wait() {
+    async fn paced(req: Request) -> Response {
+        if let Some(ms) = req.path().strip_prefix("/slow/").and_then(|n| n.parse().ok()) {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        Response::new("ok")
+    }
+    let server = support::spawn(paced);
+    let url = format!("http://{}", server.local_addr());
+    rt().block_on(async {
+        for versions in [Versions::Http1Only, Versions::Http2Only] {
+            let timeout = Duration::from_millis(300);
+            let config = Config::default().versions(versions).read_timeout(Some(timeout));
+            let mut conn = Connection::connect(&url, &config).await.unwrap();
+            let mut body = Vec::new();
+            conn.send_request(Method::Get, "/fast", &[], &[]).unwrap();
+            assert_eq!(read_response(&mut conn, &mut body).await.0, 200, "{versions:?}");
+            // Idle longer than the timeout without polling: the next wait starts afresh.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            conn.send_request(Method::Get, "/slow/150", &[], &[]).unwrap();
+            assert_eq!(read_response(&mut conn, &mut body).await.0, 200, "{versions:?}");
+            // Five answers 100 ms apart: 500 ms in all, each wait well within the timeout.
+            for _ in 0..5 {
+                conn.send_request(Method::Get, "/slow/100", &[], &[]).unwrap();
+                assert_eq!(read_response(&mut conn, &mut body).await.0, 200, "{versions:?}");
+            }
+            conn.send_request(Method::Get, "/slow/2000", &[], &[]).unwrap();
+            let waited = std::time::Instant::now();
+            let err = loop {
+                match conn.next_event().await {
+                    Err(e) => break e,
+                    Ok(Event::Failed { error, .. }) => break error,
+                    Ok(_) => {}
+                }
+            };
+            let waited = waited.elapsed();
+            assert!(err.is_timeout(), "{versions:?}: {err}");
+            assert!(waited >= timeout && waited < Duration::from_millis(1500), "{waited:?}");
+        }
+    });
+    server.shutdown_now();
+}

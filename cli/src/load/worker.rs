@@ -5,8 +5,9 @@
 //! The hot path of a request allocates nothing: the request's fields are borrowed from the
 //! plan, prepared once per connection, and the connection re-sends the bytes it encoded for the
 //! previous identical request; the in-flight slots are a vector of fixed capacity; the
-//! histograms are allocated once. Per request: three clock reads (send, head, end), a
-//! histogram record, and a store to a counter the progress line reads.
+//! histograms are allocated once. Per request: one clock read when it is sent (the head's and
+//! the end's times are the connection's read time, `Connection::received_at`, which it reads
+//! once per read), a histogram record, and a store to a counter the progress line reads.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -287,13 +288,16 @@ async fn drive(
             Some(d) if slots.len() < depth && !thread.spent() => {
                 tokio::select! {
                     biased;
-                    event = c.next_event() => on_event(&thread, &mut slots, event),
+                    event = c.next_event() => {
+                        let got = event.map(Got::of);
+                        on_event(&thread, &mut slots, got, c.received_at())
+                    }
                     _ = sleep_until(d) => Ok(()),
                 }
             }
             _ => {
-                let event = c.next_event().await;
-                on_event(&thread, &mut slots, event)
+                let got = c.next_event().await.map(Got::of);
+                on_event(&thread, &mut slots, got, c.received_at())
             }
         };
         if let Err(e) = outcome {
@@ -312,33 +316,59 @@ fn lose(thread: &Thread, slots: &mut Vec<Slot>, e: &Error) {
     slots.clear();
 }
 
-/// Records one event; a connection-wide failure comes back as the error.
+/// What the load loop keeps of an event: no borrow of the connection, which it asks next for
+/// the event's arrival time.
+enum Got {
+    Head { id: RequestId, status: u16 },
+    Data { id: RequestId, len: usize },
+    End { id: RequestId },
+    Failed { id: RequestId, error: Error },
+    Writable,
+}
+
+impl Got {
+    fn of(event: Event<'_>) -> Got {
+        match event {
+            Event::Head { id, head } => Got::Head { id, status: head.status() },
+            Event::Data { id, data } => Got::Data { id, len: data.len() },
+            Event::End { id, .. } => Got::End { id },
+            Event::Failed { id, error } => Got::Failed { id, error },
+            Event::Writable { .. } => Got::Writable,
+        }
+    }
+}
+
+/// Records one event, whose bytes arrived at `arrived`; a connection-wide failure comes back
+/// as the error.
 fn on_event(
     thread: &Thread,
     slots: &mut Vec<Slot>,
-    event: Result<Event<'_>, Error>,
+    got: Result<Got, Error>,
+    arrived: std::time::Instant,
 ) -> Result<(), Error> {
     let find = |slots: &[Slot], id: RequestId| slots.iter().position(|s| s.id == id);
-    match event? {
-        Event::Head { id, head } => {
+    let since =
+        |start: Instant| micros(Instant::from_std(arrived).saturating_duration_since(start));
+    match got? {
+        Got::Head { id, status } => {
             if let Some(s) = find(slots, id).and_then(|i| slots.get_mut(i)) {
-                s.status = head.status();
+                s.status = status;
                 if s.recording {
-                    let ttfb = micros(s.start.elapsed());
+                    let ttfb = since(s.start);
                     let _ = thread.stats.borrow_mut().ttfb.record(ttfb);
                 }
             }
         }
-        Event::Data { id, data } => {
+        Got::Data { id, len } => {
             if let Some(s) = find(slots, id).and_then(|i| slots.get_mut(i)) {
-                s.bytes += data.len() as u64;
+                s.bytes += len as u64;
             }
         }
-        Event::End { id, .. } => {
+        Got::End { id } => {
             if let Some(i) = find(slots, id) {
                 let s = slots.swap_remove(i);
                 if s.recording {
-                    let latency = micros(s.start.elapsed());
+                    let latency = since(s.start);
                     let mut stats = thread.stats.borrow_mut();
                     let _ = stats.latency.record(latency);
                     if let Some(n) = stats.status.get_mut(usize::from(s.status)) {
@@ -349,14 +379,14 @@ fn on_event(
                 }
             }
         }
-        Event::Failed { id, error } => {
+        Got::Failed { id, error } => {
             if let Some(i) = find(slots, id) {
                 if slots.swap_remove(i).recording {
                     thread.error(ErrorKind::of(&error), 1);
                 }
             }
         }
-        Event::Writable { .. } => {}
+        Got::Writable => {}
     }
     Ok(())
 }

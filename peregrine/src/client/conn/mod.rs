@@ -288,8 +288,13 @@ pub struct Connection {
     eof: bool,
     failed: Option<Error>,
     read_timeout: Option<Duration>,
+    /// Registered at or before `deadline`; moved only when it fires early (see `poll_timer`).
     timer: Option<Pin<Box<Sleep>>>,
+    /// When the current wait times out: set at the first wait after a read.
+    deadline: Instant,
     armed: bool,
+    /// When the last read returned bytes: the arrival time of every event decoded from them.
+    read_at: std::time::Instant,
     origin: Origin,
     /// Made on a current-thread runtime: a short read may clear the socket's readiness (one
     /// `recv` saved per response), which would race with the reactor on other runtimes.
@@ -390,6 +395,7 @@ impl Connection {
                 std::time::Instant::now(),
             ))),
         };
+        let now = Instant::now();
         let timer = config.read_timeout.map(|_| Box::pin(tokio::time::sleep(Duration::ZERO)));
         Connection {
             io,
@@ -402,7 +408,9 @@ impl Connection {
             failed: None,
             read_timeout: config.read_timeout,
             timer,
+            deadline: now,
             armed: false,
+            read_at: now.into_std(),
             origin,
             single_thread: matches!(
                 tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
@@ -463,6 +471,23 @@ impl Connection {
             Proto::H1(h) => h.in_flight(),
             Proto::H2(h) => h.in_flight(),
         }
+    }
+
+    /// When the bytes of the last event arrived: the time the read that brought them returned
+    /// (before they were decoded). Events decoded from one read share it, so a caller timing
+    /// responses needs no clock read of its own per event; before the first read, the time the
+    /// connection was made.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn run(c: &mut peregrine::client::conn::Connection) -> Result<(), peregrine::client::Error> {
+    /// let sent = std::time::Instant::now();
+    /// let _event = c.next_event().await?;
+    /// let latency = c.received_at().saturating_duration_since(sent);
+    /// # let _ = latency; Ok(()) }
+    /// ```
+    pub fn received_at(&self) -> std::time::Instant {
+        self.read_at
     }
 
     /// Sends a request with its whole body (`body` may be empty): queues its bytes, which
@@ -646,7 +671,8 @@ impl Connection {
         }
         self.settle();
         loop {
-            match decode(&mut self.proto, &mut self.rbuf, &mut self.consume, self.eof) {
+            let (proto, rbuf) = (&mut self.proto, &mut self.rbuf);
+            match decode(proto, rbuf, &mut self.consume, self.eof, self.read_at) {
                 Ok(Some(ready)) => return Poll::Ready(Ok(ready)),
                 Ok(None) => {}
                 Err(e) => return Poll::Ready(Err(self.fail(e))),
@@ -675,7 +701,10 @@ impl Connection {
             };
             match read {
                 Ok(0) => self.eof = true,
-                Ok(_) => self.armed = false,
+                Ok(_) => {
+                    self.read_at = std::time::Instant::now();
+                    self.armed = false;
+                }
                 // Readiness was stale; the read cleared it, and the next round registers.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Poll::Ready(Err(self.fail(io_error(e)))),
@@ -683,16 +712,31 @@ impl Connection {
         }
     }
 
-    /// Pending until the read timeout passes (armed at the first wait), then its error.
+    /// Pending until the read timeout passes (armed at the first wait after a read), then its
+    /// error.
+    ///
+    /// The deadline moves at every wait, but the timer is re-registered only when it fires
+    /// before the deadline: re-arming it per response (a timer-wheel removal and insertion)
+    /// cost more than the rest of the wait. A timer registered at an earlier deadline wakes
+    /// the task once per read timeout at most, and is then moved to the real one.
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         let (Some(timer), Some(d)) = (self.timer.as_mut(), self.read_timeout) else {
             return Poll::Pending;
         };
         if !self.armed {
-            timer.as_mut().reset(Instant::now() + d);
+            self.deadline = Instant::now() + d;
             self.armed = true;
+            if timer.is_elapsed() || timer.deadline() > self.deadline {
+                timer.as_mut().reset(self.deadline);
+            }
         }
-        ready!(timer.as_mut().poll(cx));
+        loop {
+            ready!(timer.as_mut().poll(cx));
+            if timer.deadline() >= self.deadline {
+                break;
+            }
+            timer.as_mut().reset(self.deadline);
+        }
         Poll::Ready(Err(Error::new(
             Kind::Timeout(Deadline::Read),
             "no response bytes within the read timeout",
@@ -789,17 +833,19 @@ fn settle(proto: &mut Proto, rbuf: &mut BytesMut, consume: &mut usize) {
 /// Decodes the buffered input: the next event (its input consumed at the next [`settle`]),
 /// or `None` when more input is needed; at the end of input (`eof`), the protocol's verdict.
 /// The one copy of this loop, for the connection and [`ResponseReader`].
+///
+/// `now` is when the buffered bytes arrived (HTTP/2's flood budgets count by it).
 fn decode(
     proto: &mut Proto,
     rbuf: &mut BytesMut,
     consume: &mut usize,
     eof: bool,
+    now: std::time::Instant,
 ) -> Result<Option<Ready>, Error> {
-    let mut now = None;
     loop {
         let step = match proto {
             Proto::H1(h) => h.decode(rbuf),
-            Proto::H2(h) => h.decode(rbuf, *now.get_or_insert_with(std::time::Instant::now)),
+            Proto::H2(h) => h.decode(rbuf, now),
         }?;
         match step {
             Step::Ready(ready, used) => {
@@ -827,6 +873,8 @@ pub struct ResponseReader {
     rbuf: BytesMut,
     consume: usize,
     eof: bool,
+    /// When the last bytes were fed.
+    fed_at: std::time::Instant,
     /// Bytes the client would send (discarded).
     out: Vec<u8>,
 }
@@ -848,6 +896,7 @@ impl ResponseReader {
             rbuf: BytesMut::new(),
             consume: 0,
             eof: false,
+            fed_at: std::time::Instant::now(),
             out: Vec::new(),
         };
         let _ = reader.send(method);
@@ -875,6 +924,7 @@ impl ResponseReader {
     /// Bytes from the server.
     pub fn feed(&mut self, bytes: &[u8]) {
         self.rbuf.extend_from_slice(bytes);
+        self.fed_at = std::time::Instant::now();
     }
 
     /// The server closed the connection.
@@ -888,7 +938,8 @@ impl ResponseReader {
     /// The connection's errors.
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>, Error> {
         settle(&mut self.proto, &mut self.rbuf, &mut self.consume);
-        let ready = decode(&mut self.proto, &mut self.rbuf, &mut self.consume, self.eof)?;
+        let (proto, rbuf) = (&mut self.proto, &mut self.rbuf);
+        let ready = decode(proto, rbuf, &mut self.consume, self.eof, self.fed_at)?;
         if let Proto::H2(h) = &mut self.proto {
             h.conn.poll_transmit(&mut self.out);
             self.out.clear();
