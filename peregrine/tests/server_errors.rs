@@ -105,6 +105,30 @@ fn error_after_a_good_pipelined_request_keeps_the_first_response() {
     assert!(c.closed_within(Duration::from_secs(3)));
 }
 
+/// The connection remembers the last Host it found valid and skips the syntax check when the
+/// next request repeats it: a different Host on the same connection is still checked, and an
+/// absolute-form target that names another authority is still refused.
+#[test]
+fn a_remembered_host_does_not_let_a_bad_one_through() {
+    let server = spawn(app);
+    let cases: [(&[u8], u16); 3] = [
+        (b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: t:99999\r\n\r\n", 400),
+        (b"GET http://other/ HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+    ];
+    for (second, status) in cases {
+        let mut c = RawClient::connect(server.local_addr());
+        let mut batch = get("/");
+        batch.extend_from_slice(&get("/"));
+        batch.extend_from_slice(second);
+        c.send(&batch);
+        assert_eq!(c.response().status, 200);
+        assert_eq!(c.response().status, 200);
+        assert_eq!(c.response().status, status, "{}", String::from_utf8_lossy(second));
+        assert!(c.closed_within(Duration::from_secs(3)));
+    }
+}
+
 #[test]
 fn panicking_handler_gets_500_and_the_server_lives() {
     let server = spawn(app);

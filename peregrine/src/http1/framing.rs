@@ -7,7 +7,7 @@
 
 use super::content_length;
 use super::field_syntax::{is_tchar, list_elements, trim_ows};
-use super::host::{host_matches_target, parse_host_port};
+use super::host::{HostMemo, host_matches_target, parse_host_port};
 use super::{Header, HeaderId, ParseError, RequestHead, TargetForm, Version};
 use crate::Method;
 
@@ -93,6 +93,16 @@ pub struct ResponseFraming {
 /// # Ok::<(), peregrine::http1::ParseError>(())
 /// ```
 pub fn request_framing(head: &RequestHead<'_, '_>) -> Result<RequestFraming, ParseError> {
+    request_framing_remembering(head, &mut HostMemo::default())
+}
+
+/// [`request_framing`] for a connection that remembers the last Host value it found valid in
+/// `memo` (checked once per connection, not per request; the result is the same).
+#[inline]
+pub(crate) fn request_framing_remembering(
+    head: &RequestHead<'_, '_>,
+    memo: &mut HostMemo,
+) -> Result<RequestFraming, ParseError> {
     let known = &head.known;
     // Fast path: no field that bears on framing but Host, the shape of most requests (a GET).
     // Rules 1–4, 6 and 7 have nothing to check; what remains is the Host rule and the default
@@ -103,7 +113,7 @@ pub fn request_framing(head: &RequestHead<'_, '_>) -> Result<RequestFraming, Par
         + known.count(HeaderId::Expect)
         == 0
     {
-        check_host(head)?;
+        check_host(head, memo)?;
         // RFC 9112 §6.3 rule 7: no body; RFC 9112 §9.3: HTTP/1.1 persists by default, HTTP/1.0
         // only with a `keep-alive` option, which needs a Connection field; no Upgrade without
         // the `upgrade` connection option (RFC 9110 §7.8).
@@ -114,11 +124,14 @@ pub fn request_framing(head: &RequestHead<'_, '_>) -> Result<RequestFraming, Par
             upgrade: false,
         });
     }
-    request_framing_general(head)
+    request_framing_general(head, memo)
 }
 
 /// [`request_framing`] without its fast path: every rule, in order.
-fn request_framing_general(head: &RequestHead<'_, '_>) -> Result<RequestFraming, ParseError> {
+fn request_framing_general(
+    head: &RequestHead<'_, '_>,
+    memo: &mut HostMemo,
+) -> Result<RequestFraming, ParseError> {
     let known = &head.known;
     let http11 = head.version == Version::Http11;
     let values = |id| head.all(id).map(|h: &Header<'_>| h.value);
@@ -144,7 +157,7 @@ fn request_framing_general(head: &RequestHead<'_, '_>) -> Result<RequestFraming,
         BodyLength::Length(0)
     };
 
-    check_host(head)?;
+    check_host(head, memo)?;
 
     // RFC 9110 §9.3.6: "A CONNECT request message does not have content."
     if head.method == Method::Connect && body != BodyLength::Length(0) {
@@ -458,21 +471,24 @@ fn expects_continue<'a>(values: impl Iterator<Item = &'a [u8]>) -> Result<bool, 
 /// RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
 /// request message that lacks a Host header field and to any request message that contains
 /// more than one Host header field line or a Host header field with an invalid field value."
-fn check_host(head: &RequestHead<'_, '_>) -> Result<(), ParseError> {
+fn check_host(head: &RequestHead<'_, '_>, memo: &mut HostMemo) -> Result<(), ParseError> {
     match head.known.count(HeaderId::Host) {
         0 if head.version == Version::Http11 => Err(ParseError::MissingHost),
         0 => Ok(()),
         1 => {
             let value = head.known(HeaderId::Host).map_or(&b""[..], |h| h.value);
+            let absolute = head.form == TargetForm::Absolute;
+            if !absolute && memo.holds(value) {
+                return Ok(());
+            }
             let host = parse_host_port(value).ok_or(ParseError::InvalidHost)?;
             // RFC 9112 §3.2.2: with an absolute-form target the server ignores Host in favour
             // of the target's authority. Policy: a Host naming another authority is refused, so
             // no component downstream can route by one and authorize by the other.
-            if head.form == TargetForm::Absolute
-                && !host_matches_target(host, head.target.as_bytes())
-            {
+            if absolute && !host_matches_target(host, head.target.as_bytes()) {
                 return Err(ParseError::InvalidHost);
             }
+            memo.remember(value);
             Ok(())
         }
         _ => Err(ParseError::DuplicateHost),
@@ -542,6 +558,9 @@ mod tests {
     }
 
     fn run(cases: &[Case<'_>]) {
+        // One memo across the rows, as one connection's requests: a remembered Host changes
+        // no verdict.
+        let mut memo = HostMemo::default();
         for c in cases {
             let hs = headers(c.fields);
             let h = head(c.method, c.target, c.version, &hs);
@@ -549,7 +568,14 @@ mod tests {
                 request_framing(&h).map(|f| (f.body, f.keep_alive, f.expect_continue, f.upgrade));
             assert_eq!(got, c.expect, "{}: {:?} {:?} {:?}", c.rfc, c.method, c.target, c.fields);
             // The fast path and the general one agree on every row.
-            assert_eq!(request_framing(&h), request_framing_general(&h), "{}", c.rfc);
+            assert_eq!(
+                request_framing(&h),
+                request_framing_general(&h, &mut HostMemo::default()),
+                "{}",
+                c.rfc
+            );
+            let remembered = request_framing_remembering(&h, &mut memo);
+            assert_eq!(remembered, request_framing(&h), "{} (remembered Host)", c.rfc);
         }
     }
 
@@ -881,6 +907,7 @@ mod tests {
             &[("Content-Length", b"0")],
         ];
         let mut fast = 0;
+        let mut memo = HostMemo::default();
         for version in [V10, V11] {
             for &method in &methods {
                 for target in targets {
@@ -892,8 +919,13 @@ mod tests {
                             fast += usize::from(h.known.count(HeaderId::Connection) == 0);
                             assert_eq!(
                                 request_framing(&h),
-                                request_framing_general(&h),
+                                request_framing_general(&h, &mut HostMemo::default()),
                                 "{version:?} {method:?} {target} {fields:?}"
+                            );
+                            assert_eq!(
+                                request_framing_remembering(&h, &mut memo),
+                                request_framing(&h),
+                                "remembered Host: {version:?} {method:?} {target} {fields:?}"
                             );
                         }
                     }

@@ -41,7 +41,8 @@ use crate::body::{Body, BodyErrorKind};
 use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1::encode::CONTINUE;
-use crate::http1::framing::{BodyLength, RequestFraming, request_framing};
+use crate::http1::framing::{BodyLength, RequestFraming, request_framing_remembering};
+use crate::http1::host::HostMemo;
 use crate::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status};
 use crate::http2::conn::PREFACE;
 use crate::http2::upgrade::decode_settings_field;
@@ -220,6 +221,7 @@ pub(crate) fn serve<H: Handler>(
         idle: admitted.idle,
         limits,
         scanner: HeadScanner::new(),
+        host: HostMemo::default(),
         wbuf: Vec::new(),
         wpos: 0,
         date: None,
@@ -276,6 +278,8 @@ struct Conn<H: Handler> {
     idle: u32,
     limits: Limits,
     scanner: HeadScanner,
+    /// The last Host value found valid on this connection (checked once, not per request).
+    host: HostMemo,
     wbuf: Vec<u8>,
     wpos: usize,
     /// The Date of the responses to the current batch.
@@ -411,9 +415,9 @@ impl<H: Handler> Conn<H> {
         match self.scanner.parse_uninit(buf, &mut slots[..n], &limits) {
             Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
                 let mut heap = vec![EMPTY_HEADER; limits.max_headers];
-                next_of(buf, self.scanner.parse(buf, &mut heap, &limits))
+                next_of(buf, self.scanner.parse(buf, &mut heap, &limits), &mut self.host)
             }
-            parsed => next_of(buf, parsed),
+            parsed => next_of(buf, parsed, &mut self.host),
         }
     }
 
@@ -965,9 +969,13 @@ fn count_response(metrics: &WorkerMetrics, status: u16, encoded: &Result<(Rest, 
 }
 
 /// Turns a parse result into [`Next`], applying the framing rules to a complete head.
-fn next_of(buf: &[u8], parsed: Result<Status<RequestHead<'_, '_>>, ParseError>) -> Next {
+fn next_of(
+    buf: &[u8],
+    parsed: Result<Status<RequestHead<'_, '_>>, ParseError>,
+    host: &mut HostMemo,
+) -> Next {
     match parsed {
-        Ok(Status::Complete(head)) => match request_framing(&head) {
+        Ok(Status::Complete(head)) => match request_framing_remembering(&head, host) {
             Ok(framing) => {
                 Next::Request { spans: HeadSpans::from_head(buf, &head), framing, len: head.len }
             }
