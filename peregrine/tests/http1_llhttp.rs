@@ -67,7 +67,10 @@ fn response_verdict(raw: &[u8]) -> String {
         Ok(Status::Partial) => return "partial".into(),
         Err(e) => return format!("reject:{e:?}"),
     };
-    match response_framing(Method::Get, head.status, head.version, head.headers) {
+    let framing = response_framing(Method::Get, head.status, head.version, head.headers);
+    // The client's path (the parser's identified fields) gives the same verdict.
+    assert_eq!(head.framing(Method::Get), framing, "{}", String::from_utf8_lossy(raw));
+    match framing {
         Ok(f) if f.body == BodyLength::Chunked => {
             let mut body = &raw[head.len..];
             let mut decoder = ChunkedDecoder::new();

@@ -234,4 +234,23 @@ impl<'b> ResponseHead<'b, '_> {
         let start = self.known.first(id).unwrap_or(self.headers.len());
         self.headers.get(start..).unwrap_or_default().iter().filter(move |h| h.id == id)
     }
+
+    /// [`response_framing`](super::framing::response_framing) of this head, using the fields
+    /// the parser identified instead of scanning them again.
+    ///
+    /// # Errors
+    /// As [`response_framing`](super::framing::response_framing).
+    #[inline]
+    pub fn framing(
+        &self,
+        request_method: crate::Method,
+    ) -> Result<super::framing::ResponseFraming, super::ParseError> {
+        super::framing::response_framing_known(
+            request_method,
+            self.status,
+            self.version,
+            self.headers,
+            &self.known,
+        )
+    }
 }

@@ -16,7 +16,7 @@ use crate::http1::chunked;
 use crate::http1::encode::{
     EncodeError, RequestPrelude, check_target, encode_request, encode_request_extension,
 };
-use crate::http1::framing::{BodyLength, response_framing};
+use crate::http1::framing::BodyLength;
 use crate::http1::{HeadScanner, Header, Limits, ParseError, Status};
 
 /// Header slots of one parse (the head limits cap the count below this).
@@ -323,11 +323,10 @@ impl H1 {
         if (100..200).contains(&head.status) && head.status != 101 {
             return Ok(Step::Consumed(head.len));
         }
-        let framing = response_framing(front.method, head.status, head.version, head.headers)
-            .map_err(|e| {
-                self.reusable = false;
-                parse_error(e)
-            })?;
+        let framing = head.framing(front.method).map_err(|e| {
+            self.reusable = false;
+            parse_error(e)
+        })?;
         let base = buf.as_ptr() as usize;
         let off = |p: *const u8| (p as usize).wrapping_sub(base) as u32;
         self.spans.clear();

@@ -363,6 +363,7 @@ fn encoder_output_round_trips() {
                 let got: Vec<_> = parsed.headers.iter().map(|h| (h.name, h.value)).collect();
                 assert_eq!(&got[..fields.len()], fields, "{status}");
                 let framing = response_framing(Method::Get, status, parsed.version, parsed.headers);
+                assert_eq!(parsed.framing(Method::Get), framing, "{status}");
                 let framing = framing.unwrap();
                 if status >= 200 && !matches!(status, 204 | 304) {
                     assert_eq!(framing.body, body, "{status}");
@@ -398,5 +399,6 @@ fn framing_errors_belong_to_response_framing_rfc9112_6_3() {
         let head = head.unwrap().complete().unwrap();
         let framing = response_framing(Method::Get, head.status, head.version, head.headers);
         assert_eq!(framing, Err(expect), "{:?}", String::from_utf8_lossy(input));
+        assert_eq!(head.framing(Method::Get), Err(expect), "{:?}", String::from_utf8_lossy(input));
     }
 }
