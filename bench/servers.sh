@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Plaintext benchmark: peregrine vs hyper vs nginx, one worker each, and the kernel floor
-# (bench/floor_epoll.c: recv + canned send in a bare epoll loop; the least CPU any server can use).
+# Plaintext benchmark: peregrine vs hyper vs may-minihttp vs nginx, one worker each, and the kernel
+# floor (bench/floor_epoll.c: recv + canned send in a bare epoll loop; the least CPU any server can
+# use).
 #
 # Server pinned to CPU 0, wrk (one thread) to CPU 1; peers alternated over ROUNDS rounds.
 #   (a) 64 connections, no pipelining, DURATION s
@@ -17,11 +18,12 @@ set -euo pipefail
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 IDLE_CONNS=${IDLE_CONNS:-10000}
-PEERS=${PEERS:-"peregrine hyper nginx floor"}
+PEERS=${PEERS:-"peregrine hyper minihttp nginx floor"}
 PORT_peregrine=${PORT_PEREGRINE:-18480}
 PORT_hyper=${PORT_HYPER:-18481}
 PORT_nginx=${PORT_NGINX:-18482}
 PORT_floor=${PORT_FLOOR:-18483}
+PORT_minihttp=${PORT_MINIHTTP:-18484}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/peregrine-bench.XXXXXX)
@@ -41,7 +43,8 @@ if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
     apt-get update && apt-get install -y wrk nginx
 fi
 
-(cd "$ROOT" && cargo build --release -q -p peregrine --example plaintext --example hyper_plaintext)
+(cd "$ROOT" && cargo build --release -q -p peregrine --example plaintext --example hyper_plaintext \
+    --example may_minihttp_plaintext)
 BIN="$ROOT/target/release/examples"
 # The kernel floor (see bench/floor_epoll.c): not a server, the least CPU per request possible.
 cc -O2 -o "$WORK/floor_epoll" "$ROOT/bench/floor_epoll.c"
@@ -82,6 +85,7 @@ start() {
     case $peer in
         peregrine) taskset -c 0 "$BIN/plaintext" --addr "127.0.0.1:$port" --workers 1 2>/dev/null & ;;
         hyper) taskset -c 0 "$BIN/hyper_plaintext" --addr "127.0.0.1:$port" 2>/dev/null & ;;
+        minihttp) taskset -c 0 "$BIN/may_minihttp_plaintext" --addr "127.0.0.1:$port" 2>/dev/null & ;;
         nginx) taskset -c 0 nginx -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" & ;;
         floor) taskset -c 0 "$WORK/floor_epoll" "$port" & ;;
     esac
@@ -167,4 +171,12 @@ if [ -f "$WORK/floor.cpu" ] && [ -f "$WORK/peregrine.cpu" ]; then
     awk -v pa="$pa" -v pb="$pb" -v fa="$fa" -v fb="$fb" 'BEGIN {
         printf "Kernel floor (bare epoll loop): (a) %.3f µs, (b) %.3f µs; peregrine above it: (a) %.3f µs, (b) %.3f µs\n",
             fa, fb, pa - fa, pb - fb }'
+    awk -v pa="$pa" -v pb="$pb" -v fa="$fa" -v fb="$fb" 'BEGIN {
+        printf "CPU per request, peregrine / floor: (a) %.2fx, (b) %.2fx\n", pa / fa, pb / fb }'
+fi
+if [ -f "$WORK/minihttp.cpu" ] && [ -f "$WORK/peregrine.cpu" ]; then
+    read -r pa pb <"$WORK/peregrine.cpu"
+    read -r ma mb <"$WORK/minihttp.cpu"
+    awk -v pa="$pa" -v pb="$pb" -v ma="$ma" -v mb="$mb" 'BEGIN {
+        printf "CPU per request, peregrine / may-minihttp: (a) %.2fx, (b) %.2fx\n", pa / ma, pb / mb }'
 fi
