@@ -28,6 +28,8 @@ PORT_minihttp=${PORT_MINIHTTP:-18484}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/peregrine-bench.XXXXXX)
 TICK=$(getconf CLK_TCK)
+# Peer `strict` (not in the default PEERS): examples/floor_strict.rs, the floor with the rules.
+PORT_strict=${PORT_STRICT:-18489}
 declare -A PID
 
 cleanup() {
@@ -48,6 +50,9 @@ fi
 BIN="$ROOT/target/release/examples"
 # The kernel floor (see bench/floor_epoll.c): not a server, the least CPU per request possible.
 cc -O2 -o "$WORK/floor_epoll" "$ROOT/bench/floor_epoll.c"
+if [[ " $PEERS " == *" strict "* ]]; then
+    (cd "$ROOT" && cargo build --release -q -p peregrine --example floor_strict)
+fi
 
 cat >"$WORK/nginx.conf" <<EOF
 # One process does the work (no master), so its PID is the one measured.
@@ -88,6 +93,7 @@ start() {
         minihttp) taskset -c 0 "$BIN/may_minihttp_plaintext" --addr "127.0.0.1:$port" 2>/dev/null & ;;
         nginx) taskset -c 0 nginx -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" & ;;
         floor) taskset -c 0 "$WORK/floor_epoll" "$port" & ;;
+        strict) taskset -c 0 "$BIN/floor_strict" --addr "127.0.0.1:$port" 2>/dev/null & ;;
     esac
     PID[$peer]=$!
     for _ in $(seq 50); do
