@@ -22,7 +22,8 @@
  * build: cc -O2 -o floor_h2_client bench/floor_h2_client.c
  * run:   ./floor_h2_client PORT CONNS STREAMS SECONDS [PATH]
  * prints: requests N, seconds S, req/s R, cpu_us_per_req C (utime+stime from getrusage(RUSAGE_SELF))
- * FLOOR_DEBUG=1 also prints frame counts to stderr (to check the count against the server's).
+ * FLOOR_DEBUG=1 also prints frame and syscall counts to stderr (to check the count against the
+ * server's, and how many responses each recv() brought).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -67,7 +68,7 @@ static struct conn cs[MAX_CONNS];
 static uint8_t req[9 + 256]; /* the pre-encoded HEADERS frame */
 static size_t reqlen;
 static int status_checked;
-static unsigned long long n_headers, n_data, data_bytes;
+static unsigned long long n_headers, n_data, data_bytes, n_recv, n_send;
 static char out[BUF];
 
 static void die(const char *what) {
@@ -297,6 +298,7 @@ int main(int argc, char **argv) {
             struct conn *c = &cs[fd];
             if (!c->live) continue;
             ssize_t r = recv(fd, in, sizeof in, MSG_DONTWAIT);
+            n_recv++;
             if (r <= 0) {
                 if (r < 0 && errno == EAGAIN) continue;
                 fprintf(stderr, "floor_h2_client: connection closed or failed\n");
@@ -312,8 +314,10 @@ int main(int argc, char **argv) {
             done += k;
             /* Control frames first, then one new request per completed response. */
             o += requests(out + o, c, k);
-            if (o > 0 && send(fd, out, o, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)o)
-                die("send");
+            if (o > 0) {
+                n_send++;
+                if (send(fd, out, o, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)o) die("send");
+            }
         }
         t = now_s();
     }
@@ -323,8 +327,9 @@ int main(int argc, char **argv) {
     double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
                  ru.ru_stime.tv_usec / 1e6;
     if (getenv("FLOOR_DEBUG"))
-        fprintf(stderr, "floor_h2_client: %llu HEADERS, %llu DATA frames, %llu DATA bytes\n",
-                n_headers, n_data, data_bytes);
+        fprintf(stderr, "floor_h2_client: %llu HEADERS, %llu DATA frames, %llu DATA bytes, "
+                        "%llu recv, %llu send after the first\n",
+                n_headers, n_data, data_bytes, n_recv, n_send);
     printf("requests %llu\nseconds %.3f\nreq/s %.0f\ncpu_us_per_req %.3f\n", done, elapsed,
            done / elapsed, done ? cpu * 1e6 / done : 0.0);
     return 0;
