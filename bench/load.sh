@@ -12,9 +12,11 @@
 #   h2-c16m32  h2c, 16 connections x 32 streams (peregrine vs h2load)
 # One `summary load-<shape>-<server>: ...` line per shape and server (ratio = peregrine's CPU
 # per request ÷ the peer's), then a markdown table and the goals (issue 15).
-# HTTP/1.1 shapes also run `floor` (bench/floor_client.c, FLOOR=0 to skip): a minimal C epoll
-# client, one send + one recv per request, the kernel floor for any HTTP/1.1 generator; its
-# `summary floor-<shape>-<server>: ...` line gives floor ÷ wrk, the least ratio reachable.
+# Every shape also runs `floor` (FLOOR=0 to skip): a minimal C epoll client, the kernel floor
+# for any generator of that protocol: bench/floor_client.c on HTTP/1.1 (one send + one recv per
+# request), bench/floor_h2_client.c on h2c (one recv, a walk over frame headers, one send of
+# pre-encoded HEADERS frames per readable event); its `summary floor-<shape>-<server>: ...` line
+# gives floor ÷ wrk or ÷ h2load, the least ratio reachable.
 #
 # usage: bench/load.sh                         (DURATION=5 ROUNDS=3)
 #        DURATION=5 ROUNDS=3 SERVERS="plaintext" SHAPES="h1-c64" bench/load.sh
@@ -56,6 +58,7 @@ fi
     && cargo build --release -q -p peregrine-cli)
 BIN="$ROOT/target/release"
 cc -O2 -o "$WORK/floor_client" "$ROOT/bench/floor_client.c"
+cc -O2 -o "$WORK/floor_h2_client" "$ROOT/bench/floor_h2_client.c"
 
 PORT[plaintext]=$BASE_PORT
 PORT[nginx]=$((BASE_PORT + 1))
@@ -162,7 +165,12 @@ run() {
             done=$(awk '/^requests:/ {print $8}' "$WORK/out.txt")
             ;;
         floor)
-            measured "$WORK/floor_client" "$port" "$conns" "$DURATION" /plaintext >"$WORK/out.txt"
+            case $shape in
+                h1-*) measured "$WORK/floor_client" "$port" "$conns" "$DURATION" /plaintext \
+                    >"$WORK/out.txt" ;;
+                h2-*) measured "$WORK/floor_h2_client" "$port" "$conns" "$streams" "$DURATION" \
+                    /plaintext >"$WORK/out.txt" ;;
+            esac
             done=$(awk '$1 == "requests" {print $2}' "$WORK/out.txt")
             ;;
     esac
@@ -185,7 +193,7 @@ for r in $(seq "$ROUNDS"); do
         for server in $SERVERS; do
             run peregrine "$shape" "$server"
             run "$(peer_of "$shape")" "$shape" "$server"
-            case $shape in h1-*) [ "$FLOOR" = 1 ] && run floor "$shape" "$server" ;; esac
+            if [ "$FLOOR" = 1 ]; then run floor "$shape" "$server"; fi
         done
     done
 done
