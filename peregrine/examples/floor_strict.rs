@@ -10,8 +10,9 @@
 //! - the strict head parser with header identification (`http1::HeadScanner` over
 //!   `parse_request_uninit`, 32 header slots on the stack as the server uses, the default
 //!   `http1::Limits`), a head split across reads kept and completed by the next read;
-//! - the Host and framing checks (`http1::framing::request_framing`) and keep-alive or close as
-//!   they decide; a Content-Length body over the server's 2 MiB limit is refused with 413, one
+//! - the Host and framing checks (`http1::framing::request_framing_remembering`, the Host
+//!   syntax checked once per connection as the server does) and keep-alive or close as they
+//!   decide; a Content-Length body over the server's 2 MiB limit is refused with 413, one
 //!   over its 64 KiB drain limit answered with `Connection: close`, others (chunked through
 //!   `http1::chunked::ChunkedDecoder`) read and dropped;
 //! - on an invalid head the server's error response (status, reason as body) and a close;
@@ -42,7 +43,7 @@ use peregrine::Method;
 use peregrine::date::format_imf_fixdate;
 use peregrine::http1::chunked::ChunkedDecoder;
 use peregrine::http1::encode::reason_phrase;
-use peregrine::http1::framing::{BodyLength, request_framing};
+use peregrine::http1::framing::{BodyLength, HostMemo, request_framing_remembering};
 use peregrine::http1::{
     EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status, TargetForm, Version,
 };
@@ -77,6 +78,8 @@ enum Body {
 struct Conn {
     stream: TcpStream,
     scanner: HeadScanner,
+    /// The last Host found valid on this connection, as the server keeps it.
+    host: HostMemo,
     /// Received bytes not consumed yet: a head split across reads (or a chunk-size line).
     tail: Vec<u8>,
     body: Body,
@@ -136,9 +139,9 @@ enum Next {
 }
 
 /// The server's `next_of`: the framing rules applied to a parsed head.
-fn next_of(parsed: Result<Status<RequestHead<'_, '_>>, ParseError>) -> Next {
+fn next_of(parsed: Result<Status<RequestHead<'_, '_>>, ParseError>, host: &mut HostMemo) -> Next {
     match parsed {
-        Ok(Status::Complete(head)) => match request_framing(&head) {
+        Ok(Status::Complete(head)) => match request_framing_remembering(&head, host) {
             Ok(framing) => Next::Request {
                 len: head.len,
                 found: path(head.target, head.form) == "/plaintext",
@@ -167,23 +170,24 @@ fn path(target: &str, form: TargetForm) -> &str {
             }
         }
     };
-    // A byte loop, as the server's `split_target` (targets are short: memchr's setup costs more).
+    // A byte loop (targets are short: memchr's setup costs more; for `/plaintext` it costs
+    // about what the server's word-at-a-time search does).
     let end = path_and_query.bytes().position(|b| b == b'?').unwrap_or(path_and_query.len());
     let path = &path_and_query[..end];
     if path.is_empty() && form == TargetForm::Absolute { "/" } else { path }
 }
 
 /// Parses the next head at the start of `buf`, as the server's `parse_next`.
-fn parse_next(scanner: &mut HeadScanner, buf: &[u8], limits: &Limits) -> Next {
+fn parse_next(scanner: &mut HeadScanner, host: &mut HostMemo, buf: &[u8], limits: &Limits) -> Next {
     let mut slots = [const { MaybeUninit::uninit() }; STACK_HEADERS];
     let n = limits.max_headers.min(STACK_HEADERS);
     match scanner.parse_uninit(buf, &mut slots[..n], limits) {
         // A head with more fields than the stack slots: parsed again into a heap array (rare).
         Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
             let mut heap = vec![EMPTY_HEADER; limits.max_headers];
-            next_of(scanner.parse(buf, &mut heap, limits))
+            next_of(scanner.parse(buf, &mut heap, limits), host)
         }
-        parsed => next_of(parsed),
+        parsed => next_of(parsed, host),
     }
 }
 
@@ -250,7 +254,7 @@ fn answer(conn: &mut Conn, data: &[u8], out: &mut Vec<u8>, clock: &Clock) -> (us
                 Err(_) => return (pos, true),
             },
         }
-        match parse_next(&mut conn.scanner, &data[pos..], &limits) {
+        match parse_next(&mut conn.scanner, &mut conn.host, &data[pos..], &limits) {
             Next::Request { len, found, is_head, http10, keep_alive, body } => {
                 pos += len;
                 let mut keep_alive = keep_alive;
@@ -435,6 +439,7 @@ fn main() -> io::Result<()> {
                     conns[i] = Some(Conn {
                         stream,
                         scanner: HeadScanner::new(),
+                        host: HostMemo::default(),
                         tail: Vec::new(),
                         body: Body::None,
                         pending: Vec::new(),

@@ -7,7 +7,8 @@
 
 use super::content_length;
 use super::field_syntax::{is_tchar, list_elements, trim_ows};
-use super::host::{HostMemo, host_matches_target, parse_host_port};
+pub use super::host::HostMemo;
+use super::host::{host_matches_target, parse_host_port};
 use super::{Header, HeaderId, KnownHeaders, ParseError, RequestHead, TargetForm, Version};
 use crate::Method;
 
@@ -97,9 +98,30 @@ pub fn request_framing(head: &RequestHead<'_, '_>) -> Result<RequestFraming, Par
 }
 
 /// [`request_framing`] for a connection that remembers the last Host value it found valid in
-/// `memo` (checked once per connection, not per request; the result is the same).
+/// `memo`: the Host syntax is checked once per connection rather than per request (an
+/// absolute-form target is still compared with Host every time). The verdict is always the
+/// same as [`request_framing`]'s.
+///
+/// # Errors
+/// As [`request_framing`].
+///
+/// # Examples
+/// ```
+/// use peregrine::http1::framing::{request_framing_remembering, HostMemo};
+/// use peregrine::http1::{parse_request, Limits, Status, EMPTY_HEADER};
+/// let mut memo = HostMemo::default(); // one per connection
+/// for _ in 0..2 {
+///     let mut headers = [EMPTY_HEADER; 8];
+///     let buf = b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n";
+///     let Status::Complete(head) = parse_request(buf, &mut headers, &Limits::default())? else {
+///         unreachable!("the head is complete");
+///     };
+///     assert!(request_framing_remembering(&head, &mut memo)?.keep_alive);
+/// }
+/// # Ok::<(), peregrine::http1::ParseError>(())
+/// ```
 #[inline]
-pub(crate) fn request_framing_remembering(
+pub fn request_framing_remembering(
     head: &RequestHead<'_, '_>,
     memo: &mut HostMemo,
 ) -> Result<RequestFraming, ParseError> {

@@ -14,12 +14,15 @@ pub(crate) struct HostPort<'a> {
     pub port: Option<&'a [u8]>,
 }
 
-/// The last Host value a connection found valid. A client sends the same Host on every
-/// request of a connection, so its syntax is checked once per connection, not per request
-/// (about 100 instructions for `localhost`; the comparison costs a fifth of that). Longer
-/// values than the memo holds are checked every time.
+/// The last Host value a connection found valid, for
+/// [`request_framing_remembering`](super::framing::request_framing_remembering).
+///
+/// A client sends the same Host on every request of a connection, so its syntax is checked
+/// once per connection, not per request (about 100 instructions for `localhost`; the
+/// comparison costs a fifth of that). Values longer than 31 bytes are checked every time.
+/// Keep one per connection; `default()` remembers nothing.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct HostMemo {
+pub struct HostMemo {
     len: u8,
     bytes: [u8; HOST_MEMO_CAP],
 }
@@ -29,14 +32,14 @@ const HOST_MEMO_CAP: usize = 31;
 impl HostMemo {
     /// Whether `v` is the value last remembered (never true for an empty value).
     #[inline]
-    pub fn holds(&self, v: &[u8]) -> bool {
+    pub(crate) fn holds(&self, v: &[u8]) -> bool {
         usize::from(self.len) == v.len()
             && self.bytes.get(..v.len()).is_some_and(|kept| !v.is_empty() && kept == v)
     }
 
     /// Remembers `v`, which the caller found valid (too long a value is not kept).
     #[inline]
-    pub fn remember(&mut self, v: &[u8]) {
+    pub(crate) fn remember(&mut self, v: &[u8]) {
         if let (Some(dst), Ok(len)) = (self.bytes.get_mut(..v.len()), u8::try_from(v.len())) {
             dst.copy_from_slice(v);
             self.len = len;

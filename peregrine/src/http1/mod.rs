@@ -18,7 +18,7 @@ pub(crate) mod field_syntax;
 pub mod framing;
 mod head;
 mod head_scan;
-pub(crate) mod host;
+mod host;
 mod limits;
 mod parse;
 mod simd;
