@@ -419,3 +419,56 @@ fn read_timeout_counts_from_each_wait() {
     });
     server.shutdown_now();
 }
+
+/// The read timeout counts from the request: a new request starts a new wait even when the last
+/// wait was abandoned (its future dropped) with its deadline armed, and a caller that polls
+/// late finds the time since the request already spent.
+#[test]
+fn read_timeout_counts_from_the_request() {
+    async fn paced(req: Request) -> Response {
+        if let Some(ms) = req.path().strip_prefix("/slow/").and_then(|n| n.parse().ok()) {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        Response::new("ok")
+    }
+    let server = support::spawn(paced);
+    let url = format!("http://{}", server.local_addr());
+    let timeout = Duration::from_millis(300);
+    let config = Config::default().versions(Versions::Http2Only).read_timeout(Some(timeout));
+    rt().block_on(async {
+        let mut conn = Connection::connect(&url, &config).await.unwrap();
+        let stalled = conn.send_request(Method::Get, "/slow/5000", &[], &[]).unwrap();
+        // A wait given up after 100 ms leaves its deadline armed...
+        let gave_up = tokio::time::timeout(Duration::from_millis(100), conn.next_event()).await;
+        assert!(gave_up.is_err(), "no event was due yet");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        // ...and a request sent past that deadline still gets the whole timeout.
+        let fresh = conn.send_request(Method::Get, "/slow/100", &[], &[]).unwrap();
+        loop {
+            match conn.next_event().await {
+                Ok(Event::End { id, .. }) if id == fresh => break,
+                Ok(Event::Failed { error, .. }) => panic!("{error}"),
+                Err(e) => panic!("the fresh request timed out: {e}"),
+                Ok(_) => {}
+            }
+        }
+        assert_ne!(stalled, fresh);
+
+        // Polled only after the timeout has passed since the request: nothing came, so the
+        // first wait fails at once.
+        let mut conn = Connection::connect(&url, &config).await.unwrap();
+        conn.send_request(Method::Get, "/slow/5000", &[], &[]).unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let waited = std::time::Instant::now();
+        let err = loop {
+            match conn.next_event().await {
+                Err(e) => break e,
+                Ok(Event::Failed { error, .. }) => break error,
+                Ok(_) => {}
+            }
+        };
+        assert!(err.is_timeout(), "{err}");
+        assert!(waited.elapsed() < Duration::from_millis(200), "{:?}", waited.elapsed());
+    });
+    server.shutdown_now();
+}

@@ -171,6 +171,17 @@ pub fn run(shared: Arc<Shared>, mut job: Job) -> Result<Outcome, String> {
     Ok(Outcome { stats, measure_from, ended: ended.max(measure_from) })
 }
 
+/// The time, read from the clock at the first ask and kept for the rest of one round of sends
+/// (a clock read costs about 35 ns here, a tenth of a microsecond over the three events of a
+/// response when read per event).
+struct LazyNow(Option<Instant>);
+
+impl LazyNow {
+    fn now(&mut self) -> Instant {
+        *self.0.get_or_insert_with(Instant::now)
+    }
+}
+
 /// A request in flight.
 struct Slot {
     id: RequestId,
@@ -219,24 +230,35 @@ async fn drive(
             Protocol::Http1 => plan.pipeline as usize,
             Protocol::Http2 => (plan.streams as usize).min(c.max_in_flight()),
         };
-        // Send what may go now.
-        let now = Instant::now();
+        // Send what may go now. The clock is read only where it decides something (the open
+        // loop's schedule, the end of the warm-up): a request's latency counts from the
+        // connection's own send time, or from its due time when it goes out late.
+        let mut clock = LazyNow(None);
         let mut failed = None;
         loop {
-            let (start, late) = match due {
-                None => (now, false),
-                Some(d) if d > now => break,
+            let room = slots.len() < depth && c.can_send(plan.method_tag);
+            let (due_start, late) = match due {
+                None if !room => break,
+                None => (None, false),
+                Some(d) if d > clock.now() => break,
                 Some(d) => {
-                    let late = due_late || now - d > TIMER_SLACK;
-                    (if late { d } else { now }, late)
+                    let late = due_late || clock.now() - d > TIMER_SLACK;
+                    (late.then_some(d), late)
                 }
             };
-            if slots.len() >= depth || !c.can_send(plan.method_tag) {
+            if !room {
                 // Due with no free slot: late, whenever it goes.
-                due_late = due.is_some();
+                due_late = true;
                 break;
             }
-            let recording = start >= measure_from;
+            // Past the warm-up: known without the clock once the last bytes came after it.
+            let recording = match due_start {
+                Some(d) => d >= measure_from,
+                None => {
+                    Instant::from_std(c.received_at()) >= measure_from
+                        || clock.now() >= measure_from
+                }
+            };
             if recording && !thread.take() {
                 break;
             }
@@ -247,6 +269,7 @@ async fn drive(
             let sent = c.send_request_token(&plan.method, &plan.target, &fields, &plan.body);
             match sent {
                 Ok(id) => {
+                    let start = due_start.unwrap_or_else(|| Instant::from_std(c.sent_at()));
                     slots.push(Slot { id, start, recording, status: 0, bytes: 0 });
                     if recording {
                         let mut stats = thread.stats.borrow_mut();
@@ -276,7 +299,7 @@ async fn drive(
             }
             match due {
                 // Room, not spent, not due yet: wait for the schedule.
-                Some(d) if d > now && c.is_reusable() => sleep_until(d).await,
+                Some(d) if d > clock.now() && c.is_reusable() => sleep_until(d).await,
                 // Nothing in flight and nothing could be sent: the connection is done (closed
                 // by the server, or refusing streams); open another.
                 _ => conn = None,

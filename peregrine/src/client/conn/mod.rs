@@ -174,7 +174,8 @@ impl Config {
         self
     }
 
-    /// Longest wait for the next byte while a response is awaited (`None`: no limit).
+    /// Longest wait for the next byte while a response is awaited (`None`: no limit), counted
+    /// from the last bytes received or, when later, the last request sent.
     pub fn read_timeout(mut self, d: Option<Duration>) -> Config {
         self.read_timeout = d;
         self
@@ -290,11 +291,13 @@ pub struct Connection {
     read_timeout: Option<Duration>,
     /// Registered at or before `deadline`; moved only when it fires early (see `poll_timer`).
     timer: Option<Pin<Box<Sleep>>>,
-    /// When the current wait times out: set at the first wait after a read.
+    /// When the current wait times out: set at the first wait after a read or a request.
     deadline: Instant,
     armed: bool,
     /// When the last read returned bytes: the arrival time of every event decoded from them.
     read_at: std::time::Instant,
+    /// When the last request was queued.
+    sent_at: std::time::Instant,
     origin: Origin,
     /// Made on a current-thread runtime: a short read may clear the socket's readiness (one
     /// `recv` saved per response), which would race with the reactor on other runtimes.
@@ -411,6 +414,7 @@ impl Connection {
             deadline: now,
             armed: false,
             read_at: now.into_std(),
+            sent_at: now.into_std(),
             origin,
             single_thread: matches!(
                 tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
@@ -488,6 +492,24 @@ impl Connection {
     /// ```
     pub fn received_at(&self) -> std::time::Instant {
         self.read_at
+    }
+
+    /// When the last request was queued: the time its `send_request*` call returned. A caller
+    /// timing responses can count from it instead of reading the clock itself; before the
+    /// first request, the time the connection was made.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn run(c: &mut peregrine::client::conn::Connection) -> Result<(), peregrine::client::Error> {
+    /// use peregrine::Method;
+    /// c.send_request(Method::Get, "/", &[], &[])?;
+    /// let sent = c.sent_at();
+    /// let _event = c.next_event().await?;
+    /// let latency = c.received_at().saturating_duration_since(sent);
+    /// # let _ = latency; Ok(()) }
+    /// ```
+    pub fn sent_at(&self) -> std::time::Instant {
+        self.sent_at
     }
 
     /// Sends a request with its whole body (`body` may be empty): queues its bytes, which
@@ -568,12 +590,17 @@ impl Connection {
             self.wbuf.clear();
             self.wpos = 0;
         }
-        match &mut self.proto {
+        let id = match &mut self.proto {
             Proto::H1(h) => {
                 h.send_request(method, token, target, fields, body, length, &mut self.wbuf)
             }
             Proto::H2(h) => h.send_request(token.as_bytes(), target, fields, body, length),
-        }
+        }?;
+        // The one clock read per request: the caller's latency and the read timeout count
+        // from it (a new wait starts with each request).
+        self.sent_at = std::time::Instant::now();
+        self.armed = false;
+        Ok(id)
     }
 
     /// Sends request body bytes for a request started with
@@ -712,23 +739,37 @@ impl Connection {
         }
     }
 
-    /// Pending until the read timeout passes (armed at the first wait after a read), then its
-    /// error.
+    /// Pending until the read timeout passes (armed at the first wait after a read or a
+    /// request sent), then its error.
+    ///
+    /// With requests in flight a wait counts from the later of the last bytes received and the
+    /// last request sent (the wait starts there unless the caller polls late, and then the
+    /// server has had that time too), which spares a clock read per response; with none in
+    /// flight, from now.
     ///
     /// The deadline moves at every wait, but the timer is re-registered only when it fires
     /// before the deadline: re-arming it per response (a timer-wheel removal and insertion)
     /// cost more than the rest of the wait. A timer registered at an earlier deadline wakes
     /// the task once per read timeout at most, and is then moved to the real one.
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let (Some(timer), Some(d)) = (self.timer.as_mut(), self.read_timeout) else {
+        let (Some(d), true) = (self.read_timeout, self.timer.is_some()) else {
             return Poll::Pending;
         };
-        if !self.armed {
-            self.deadline = Instant::now() + d;
+        let arm = !self.armed;
+        if arm {
+            let from = if self.in_flight() > 0 {
+                Instant::from_std(self.sent_at.max(self.read_at))
+            } else {
+                Instant::now()
+            };
+            self.deadline = from + d;
             self.armed = true;
-            if timer.is_elapsed() || timer.deadline() > self.deadline {
-                timer.as_mut().reset(self.deadline);
-            }
+        }
+        let Some(timer) = self.timer.as_mut() else {
+            return Poll::Pending;
+        };
+        if arm && (timer.is_elapsed() || timer.deadline() > self.deadline) {
+            timer.as_mut().reset(self.deadline);
         }
         loop {
             ready!(timer.as_mut().poll(cx));
