@@ -14,8 +14,8 @@ pub(crate) struct HostPort<'a> {
     pub port: Option<&'a [u8]>,
 }
 
-/// The last Host value a connection found valid, for
-/// [`request_framing_remembering`](super::framing::request_framing_remembering).
+/// The last Host value a connection found valid, for `request_framing_remembering` (beside
+/// it in `http1::framing`, which re-exports this type).
 ///
 /// A client sends the same Host on every request of a connection, so its syntax is checked
 /// once per connection, not per request (about 100 instructions for `localhost`; the
