@@ -61,6 +61,7 @@ mod peer;
 mod recv_control;
 mod recv_data;
 mod recv_headers;
+mod repeat;
 mod section;
 mod send;
 mod streams;
@@ -130,6 +131,8 @@ pub struct Conn {
     block: Block,
     decoder: Decoder,
     section: FieldSection,
+    /// The block `section` was decoded from, while a repeat of it can reuse the section.
+    repeat: repeat::Repeat,
     encoder: Encoder,
     /// Urgent frames (SETTINGS, PING, WINDOW_UPDATE, GOAWAY), sent before `out`.
     ctrl: Vec<u8>,
@@ -213,6 +216,7 @@ impl Conn {
             // Until the peer acknowledges a smaller table it may use the default 4,096.
             decoder: Decoder::new(config.header_table_size.max(4096) as usize),
             section: FieldSection::new(config.max_header_list_size as usize),
+            repeat: repeat::Repeat::new(),
             encoder: Encoder::new(),
             ctrl: Vec::with_capacity(256),
             out: Vec::with_capacity(16 * 1024),

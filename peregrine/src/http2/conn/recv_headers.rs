@@ -5,7 +5,7 @@
 use super::event::{HeadersKind, Ready};
 use super::lifecycle::Spend;
 use super::streams::{Past, Phase, Stream};
-use super::validate::{self, Section};
+use super::validate::Section;
 use super::{Conn, Role};
 use crate::http2::error::{Error, Reason};
 use crate::http2::frame::{Continuation, Headers, RstStream, headers as headers_frame};
@@ -180,9 +180,19 @@ impl Conn {
         d: Disposition,
         block: &[u8],
     ) -> Option<Ready> {
-        if self.decoder.decode(block, &mut self.section.list).is_err() {
-            self.fail(Error::connection(Reason::COMPRESSION_ERROR, "field block does not decode"));
-            return None;
+        // A repeat of the last block (at the generation it left unchanged) would decode to the
+        // list the section still holds (see `repeat.rs`).
+        let generation = self.decoder.generation();
+        if !self.repeat.is_repeat(block, generation) {
+            if self.decoder.decode(block, &mut self.section.list).is_err() {
+                self.repeat.forget();
+                self.fail(Error::connection(
+                    Reason::COMPRESSION_ERROR,
+                    "field block does not decode",
+                ));
+                return None;
+            }
+            self.repeat.decoded(block, generation, self.decoder.generation());
         }
         match d {
             // Decoded for HPACK's sake and dropped; the work still costs the control budget.
@@ -206,7 +216,7 @@ impl Conn {
             return None;
         }
         let section = Section::Request { connect_protocol: self.config.enable_connect_protocol };
-        let info = match validate::check(&self.section.list, section) {
+        let info = match self.repeat.check(&self.section.list, section) {
             // RFC 9113 §8.1.1: END_STREAM on the head means no content, so a non-zero
             // content-length cannot match.
             Ok(info) if !(end_stream && info.content_length.is_some_and(|n| n != 0)) => info,
@@ -239,7 +249,7 @@ impl Conn {
         }
         let response = self.role == Role::Client && phase == Phase::Head;
         let section = if response { Section::Response } else { Section::Trailers };
-        let Ok(info) = validate::check(&self.section.list, section) else {
+        let Ok(info) = self.repeat.check(&self.section.list, section) else {
             self.stream_error(id, Reason::PROTOCOL_ERROR);
             return None;
         };

@@ -34,6 +34,8 @@ pub struct Decoder {
     /// The smallest setting we advertised below the table's current maximum since the last
     /// block: the next block must start with a size update at most this (RFC 7541 §4.2).
     required_update: Option<usize>,
+    /// Moves whenever the table, its maximum or a size update owed may have changed.
+    generation: u64,
 }
 
 /// How a literal field relates to the dynamic table (RFC 7541 §6.2).
@@ -62,6 +64,7 @@ impl Decoder {
             table: Table::new(max_table_size),
             max_allowed: max_table_size,
             required_update: None,
+            generation: 0,
         }
     }
 
@@ -69,6 +72,7 @@ impl Decoder {
     /// table's current maximum, the next block must start with a size update to at most `n`
     /// (RFC 7541 §4.2: "the encoder MUST signal"); until then the table keeps its entries.
     pub fn set_max_table_size(&mut self, n: usize) {
+        self.generation += 1;
         self.max_allowed = n;
         if n < self.table.max_size() {
             self.required_update = Some(self.required_update.map_or(n, |m| m.min(n)));
@@ -83,6 +87,28 @@ impl Decoder {
     /// Number of entries in the dynamic table.
     pub fn table_len(&self) -> usize {
         self.table.len()
+    }
+
+    /// The decoder's generation: it changes whenever the table, its maximum or a size update
+    /// owed may have (a size update or an incremental literal decoded, a new setting). A
+    /// block's decoding depends only on its bytes and that state (RFC 7541 §3.2), so a block
+    /// decoded at generation `g` that left it at `g` decodes to the same list again while the
+    /// generation stays `g`: a connection can keep the list instead of decoding it again.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::http2::hpack::{Decoder, FieldList};
+    /// let mut decoder = Decoder::new(4096);
+    /// let mut fields = FieldList::new(64 * 1024);
+    /// let g = decoder.generation();
+    /// decoder.decode(&[0x82, 0x84], &mut fields)?; // indexed fields only
+    /// assert_eq!(decoder.generation(), g);
+    /// decoder.decode(b"\x40\x01k\x01v", &mut fields)?; // incremental indexing
+    /// assert_ne!(decoder.generation(), g);
+    /// # Ok::<(), peregrine::http2::hpack::DecodeError>(())
+    /// ```
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Decodes one complete header block (a HEADERS or PUSH_PROMISE fragment and its
@@ -120,6 +146,7 @@ impl Decoder {
                 return Err(DecodeError::TooManySizeUpdates);
             }
             smallest = smallest.min(n);
+            self.generation += 1;
             self.table.set_max_size(n);
         }
         if let Some(m) = self.required_update.take() {
@@ -135,6 +162,7 @@ impl Decoder {
                 self.indexed(index, out)?;
             } else if b & 0x40 != 0 {
                 // §6.2.1 literal with incremental indexing: 01xxxxxx.
+                self.generation += 1;
                 let index = integer::decode(block, &mut p, 6)?;
                 self.literal(block, &mut p, index, Mode::Incremental, out)?;
             } else if b & 0x20 != 0 {

@@ -286,3 +286,45 @@ fn a_connection_moves_between_threads() {
     fn send<T: Send>() {}
     send::<Conn>();
 }
+
+#[test]
+fn repeated_blocks_decode_as_if_decoded_again() {
+    let (mut conn, _) = client();
+    for _ in 0..7 {
+        conn.send_request(&HEAD, [], true).unwrap();
+    }
+    drain(&mut conn);
+    let end = flags::END_HEADERS | flags::END_STREAM;
+    // :status 200 and "x-a: 1" with incremental indexing: the same bytes twice insert twice.
+    let inserting: &[u8] = b"\x88\x40\x03x-a\x011";
+    let input = [
+        raw(Kind::HEADERS, end, 1, inserting),
+        raw(Kind::HEADERS, end, 3, inserting),
+        // Index 63, the first insertion: there only if the repeat was decoded again.
+        raw(Kind::HEADERS, end, 5, b"\x88\xbf"),
+        // Indexed only: the second is a repeat, with the same fields.
+        raw(Kind::HEADERS, end, 7, b"\x88\xbe"),
+        raw(Kind::HEADERS, end, 9, b"\x88\xbe"),
+        // Two :status fields: malformed, and malformed again when repeated.
+        raw(Kind::HEADERS, end, 11, b"\x88\x88"),
+        raw(Kind::HEADERS, end, 13, b"\x88\x88"),
+    ]
+    .concat();
+    let evs = feed(&mut conn, &input, Peer::new().now);
+    let heads: Vec<_> = evs
+        .iter()
+        .filter_map(|e| match e {
+            Ev::Headers { stream, kind: HeadersKind::Response, fields, .. } => {
+                Some((*stream, fields.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let ok = vec![(":status".to_owned(), "200".to_owned()), ("x-a".to_owned(), "1".to_owned())];
+    let want: Vec<_> = [1, 3, 5, 7, 9].into_iter().map(|s| (s, ok.clone())).collect();
+    assert_eq!(heads, want, "{evs:?}");
+    assert_eq!(
+        errors(&drain(&mut conn)),
+        [rst(11, Reason::PROTOCOL_ERROR), rst(13, Reason::PROTOCOL_ERROR)]
+    );
+}
