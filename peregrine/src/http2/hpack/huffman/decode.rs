@@ -20,6 +20,8 @@ pub(super) const COUNT_SHIFT: u32 = 6;
 /// Bits 8..16: first symbol; bits 16..24: second symbol.
 pub(super) const SYM0_SHIFT: u32 = 8;
 pub(super) const SYM1_SHIFT: u32 = 16;
+// The two symbols are stored with one little-endian two-byte write of `e >> SYM0_SHIFT`.
+const _: () = assert!(SYM1_SHIFT == SYM0_SHIFT + 8);
 /// Bits 24..29: the first symbol's code length (to stop at the end of input mid-entry).
 pub(super) const LEN0_SHIFT: u32 = 24;
 /// Bits 29..31: the OR of the symbols' `field_bytes::CLASS` bits.
@@ -75,8 +77,8 @@ pub(crate) fn decode<const STORE: bool>(
         ($e:expr) => {{
             let e = $e;
             if STORE {
-                out[n] = (e >> SYM0_SHIFT) as u8;
-                out[n + 1] = (e >> SYM1_SHIFT) as u8;
+                // Both slots in one store (`out` has room for the second, see `SLACK`).
+                out[n..n + 2].copy_from_slice(&((e >> SYM0_SHIFT) as u16).to_le_bytes());
             }
             n += ((e >> COUNT_SHIFT) & 3) as usize;
             class |= e;
@@ -87,17 +89,9 @@ pub(crate) fn decode<const STORE: bool>(
     }
 
     // Fast path: while eight input bytes can be loaded at once.
-    while i + 8 <= src.len() {
-        let word = u64::from_be_bytes([
-            src[i],
-            src[i + 1],
-            src[i + 2],
-            src[i + 3],
-            src[i + 4],
-            src[i + 5],
-            src[i + 6],
-            src[i + 7],
-        ]);
+    // One bounds check per load rather than one per byte.
+    while let Some(&eight) = src.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
+        let word = u64::from_be_bytes(eight);
         buf |= word >> bits;
         i += ((63 - bits) >> 3) as usize;
         bits |= 56;
