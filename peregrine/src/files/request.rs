@@ -28,11 +28,11 @@ pub struct FileRequest<'a> {
     pub if_range: Option<&'a [u8]>,
     /// `Accept-Encoding` (RFC 9110 §12.5.3).
     pub accept_encoding: Option<&'a [u8]>,
-    /// `Accept` (RFC 9110 §12.5.1): with [`ServeDir::spa`], whether the client wants HTML.
+    /// `Accept` (RFC 9110 §12.5.1): with [`ServeDir::spa`](crate::files::ServeDir::spa), whether the client wants HTML.
     pub accept: Option<&'a [u8]>,
-    /// `Authorization` (RFC 9110 §11.6.2), for [`ServeDir::basic_auth`].
+    /// `Authorization` (RFC 9110 §11.6.2), for [`ServeDir::basic_auth`](crate::files::ServeDir::basic_auth).
     pub authorization: Option<&'a [u8]>,
-    /// `Origin` (RFC 6454 §7), for [`ServeDir::cors`].
+    /// `Origin` (RFC 6454 §7), for [`ServeDir::cors`](crate::files::ServeDir::cors).
     pub origin: Option<&'a [u8]>,
     /// `Access-Control-Request-Method` (Fetch §3.2.2): an `OPTIONS` with it is a preflight.
     pub access_control_request_method: Option<&'a [u8]>,

@@ -12,7 +12,7 @@
 //! - [`Encoder`] (one per connection, outbound): [`Encoder::new`],
 //!   [`Encoder::set_peer_max_table_size`], [`Encoder::encode`]`(fields, &mut Vec<u8>)` for
 //!   `(&[u8], &[u8])` pairs, or [`Encoder::block`] for a [`BlockEncoder`] whose
-//!   [`status`](BlockEncoder::status), [`method`](BlockEncoder::method),
+//!   [`status`](BlockEncoder::status),
 //!   [`content_length`](BlockEncoder::content_length) and [`known`](BlockEncoder::known)
 //!   skip the name lookup for fields whose name the caller knows.
 //! - [`StaticName`]: a static-table name as its index, with a constant per name.
