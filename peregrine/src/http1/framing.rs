@@ -256,11 +256,7 @@ pub(crate) fn response_framing_known(
     known: &KnownHeaders,
 ) -> Result<ResponseFraming, ParseError> {
     let http11 = version == Version::Http11;
-    let values = |id| {
-        let start = known.first(id).unwrap_or(headers.len());
-        let rest = headers.get(start..).unwrap_or_default();
-        rest.iter().filter(move |h| h.id == id).take(known.count(id)).map(|h| h.value)
-    };
+    let values = |id| known.all(headers, id).map(|h| h.value);
     let present = |id| known.count(id) > 0;
     let keep_alive = connection_options(values(HeaderId::Connection)).keep_alive(http11);
     let none = |keep_alive: bool, tunnel: bool| ResponseFraming {

@@ -163,6 +163,19 @@ impl KnownHeaders {
         let k = id as usize % 16;
         if k < KNOWN_HEADERS { usize::from(self.count[k]) } else { 0 }
     }
+
+    /// Every header of kind `id` in `headers` (the list this table was recorded from), in
+    /// order: the scan starts at the first and stops after the last.
+    #[inline]
+    pub(crate) fn all<'h, 'b>(
+        &self,
+        headers: &'h [Header<'b>],
+        id: HeaderId,
+    ) -> impl Iterator<Item = &'h Header<'b>> {
+        let start = self.first(id).unwrap_or(headers.len());
+        let rest = headers.get(start..).unwrap_or_default();
+        rest.iter().filter(move |h| h.id == id).take(self.count(id))
+    }
 }
 
 /// A parsed request head, borrowing from the input buffer (`'b`) and the header array (`'h`).
@@ -195,8 +208,7 @@ impl<'b> RequestHead<'b, '_> {
 
     /// Every header of kind `id`, in order.
     pub fn all(&self, id: HeaderId) -> impl Iterator<Item = &Header<'b>> {
-        let start = self.known.first(id).unwrap_or(self.headers.len());
-        self.headers[start..].iter().filter(move |h| h.id == id)
+        self.known.all(self.headers, id)
     }
 }
 
@@ -231,8 +243,7 @@ impl<'b> ResponseHead<'b, '_> {
 
     /// Every header of kind `id`, in order.
     pub fn all(&self, id: HeaderId) -> impl Iterator<Item = &Header<'b>> {
-        let start = self.known.first(id).unwrap_or(self.headers.len());
-        self.headers.get(start..).unwrap_or_default().iter().filter(move |h| h.id == id)
+        self.known.all(self.headers, id)
     }
 
     /// [`response_framing`](super::framing::response_framing) of this head, using the fields
