@@ -66,6 +66,7 @@
 
 mod ascii;
 mod body;
+mod byte_word;
 pub mod client;
 pub mod date;
 mod decimal;

@@ -287,16 +287,11 @@ fn split_target(target: &str, form: TargetForm) -> (&str, Option<&str>) {
 /// 87 instructions for the whole split with the byte loop).
 #[inline]
 fn find_question_mark(s: &[u8]) -> Option<usize> {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;
     while let Some(word) = s.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        // A byte of `x` is zero where the word held `?`; `(x - LOW) & !x & HIGH` sets the top
-        // bit of the lowest zero byte exactly (a borrow can only mark bytes above it).
-        let x = u64::from_le_bytes(word) ^ (LOW * u64::from(b'?'));
-        let zero = x.wrapping_sub(LOW) & !x & HIGH;
-        if zero != 0 {
-            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        let k = crate::byte_word::first_byte(u64::from_le_bytes(word), b'?');
+        if k < 8 {
+            return Some(i + k as usize);
         }
         i += 8;
     }

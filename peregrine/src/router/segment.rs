@@ -5,9 +5,9 @@
 //! compare as one integer. [`scan`] (request paths) and [`first_word`] (templates) must agree
 //! byte for byte, and so must the two callers of [`hash_label`].
 
+use crate::byte_word::first_byte;
+
 const SLASHES: u64 = u64::from_le_bytes([b'/'; 8]);
-const LOW: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
 #[inline(always)]
@@ -44,14 +44,9 @@ fn load(path: &[u8], pos: usize) -> u64 {
 }
 
 /// Index (0..8) of the first `/` in `w`, or 8 when there is none.
-///
-/// The classic zero-byte test on `w ^ SLASHES`: its lowest set bit is exact (false positives can
-/// only appear in bytes above a true zero byte).
 #[inline(always)]
 fn first_slash(w: u64) -> u32 {
-    let x = w ^ SLASHES;
-    let z = x.wrapping_sub(LOW) & !x & HIGH;
-    z.trailing_zeros() / 8
+    first_byte(w, b'/')
 }
 
 /// The segment starting at `pos` (which may be `path.len()` or one past it: an empty
