@@ -373,17 +373,19 @@ fn read_timeout_fires() {
     server.shutdown_now();
 }
 
+/// Answers `/slow/MS` after sleeping MS milliseconds, anything else at once.
+async fn paced(req: Request) -> Response {
+    if let Some(ms) = req.path().strip_prefix("/slow/").and_then(|n| n.parse().ok()) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    Response::new("ok")
+}
+
 /// The read timeout is re-armed lazily (the timer moves only when it fires before the real
 /// deadline): each wait must still get the whole timeout, counted from when it starts — not
 /// from the last read, nor from the first wait — and a wait with no answer must still end.
 #[test]
 fn read_timeout_counts_from_each_wait() {
-    async fn paced(req: Request) -> Response {
-        if let Some(ms) = req.path().strip_prefix("/slow/").and_then(|n| n.parse().ok()) {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-        }
-        Response::new("ok")
-    }
     let server = support::spawn(paced);
     let url = format!("http://{}", server.local_addr());
     rt().block_on(async {
@@ -425,12 +427,6 @@ fn read_timeout_counts_from_each_wait() {
 /// late finds the time since the request already spent.
 #[test]
 fn read_timeout_counts_from_the_request() {
-    async fn paced(req: Request) -> Response {
-        if let Some(ms) = req.path().strip_prefix("/slow/").and_then(|n| n.parse().ok()) {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-        }
-        Response::new("ok")
-    }
     let server = support::spawn(paced);
     let url = format!("http://{}", server.local_addr());
     let timeout = Duration::from_millis(300);

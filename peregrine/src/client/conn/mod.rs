@@ -752,7 +752,8 @@ impl Connection {
     /// cost more than the rest of the wait. A timer registered at an earlier deadline wakes
     /// the task once per read timeout at most, and is then moved to the real one.
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let (Some(d), true) = (self.read_timeout, self.timer.is_some()) else {
+        // `timer` exists exactly when `read_timeout` is set (see `new`).
+        let Some(d) = self.read_timeout else {
             return Poll::Pending;
         };
         let arm = !self.armed;

@@ -23,7 +23,8 @@ const MAX_KEPT: usize = 256;
 #[derive(Debug)]
 pub(super) struct Repeat {
     bytes: Vec<u8>,
-    /// The decoder's generation before and after that block's decoding.
+    /// The decoder generation that block was decoded at and left unchanged (blocks that change
+    /// the table are never held).
     generation: u64,
     /// `bytes` is a block that can be repeated.
     held: bool,
