@@ -477,8 +477,12 @@ impl<H: Handler> H2Conn<H> {
         if let Some(metrics) = &self.worker.metrics {
             metrics.request_started();
         }
-        // The health and metrics endpoints answer before any handler.
-        let ops = self.worker.ops.as_deref();
+        // The health and metrics endpoints and the fixed answers answer `GET` and `HEAD`
+        // without a body before any handler, as over HTTP/1.1.
+        let bodyless = !self.tasks.slots[usize::from(index)].body_open;
+        let ops = self.worker.ops.as_deref().filter(|_| {
+            bodyless && matches!(request.method(), crate::Method::Get | crate::Method::Head)
+        });
         if let Some(response) = ops.and_then(|ops| ops.answer(request.path().as_bytes())) {
             self.tasks.slots[usize::from(index)].handler = None;
             self.respond(index, response);
