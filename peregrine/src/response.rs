@@ -89,7 +89,7 @@ impl Response {
 ///
 /// Lookups compare names exactly (a [`HeaderName`] is already lowercase), so a list of a few
 /// fields needs no hash map.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct HeaderList {
     inline: [Option<(HeaderName, HeaderValue)>; INLINE_FIELDS],
     spill: Vec<(HeaderName, HeaderValue)>,

@@ -61,6 +61,19 @@ fn steady_state_requests_allocate_nothing() {
         .spawn(plaintext)
         .unwrap();
     requests_allocate_nothing(&server, b"PROXY TCP4 203.0.113.7 192.0.2.1 40000 80\r\n");
+    server.shutdown_now();
+    server.join().unwrap();
+
+    // Fixed answers (the prepared HTTP/1.1 path, which calls no handler: one request to the
+    // handler first marks the worker thread as the server's).
+    let hello = Response::new("Hello, World!")
+        .with_header(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    let server =
+        Server::bind("127.0.0.1:0").workers(1).fixed("/plaintext", hello).spawn(plaintext).unwrap();
+    let mut mark = TcpStream::connect(server.local_addr()).unwrap();
+    mark.write_all(b"GET /mark HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    assert!(mark.read(&mut [0u8; 1024]).unwrap() > 0);
+    requests_allocate_nothing(&server, b"");
 }
 
 fn requests_allocate_nothing(server: &peregrine::ServerHandle, preface: &[u8]) {

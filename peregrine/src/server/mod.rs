@@ -27,6 +27,7 @@ mod call;
 mod clock;
 mod config;
 mod conn;
+mod fixed;
 mod h1;
 mod h2;
 mod idle;
@@ -93,6 +94,7 @@ pub struct Server {
     proxy: Option<Arc<ProxyProtocol>>,
     health: Option<Box<str>>,
     metrics: Option<Box<str>>,
+    fixed: Vec<(String, crate::Response)>,
 }
 
 impl Server {
@@ -148,6 +150,7 @@ impl Server {
             proxy: None,
             health: None,
             metrics: None,
+            fixed: Vec::new(),
         }
     }
 
@@ -281,6 +284,42 @@ impl Server {
         self
     }
 
+    /// Answers `GET` and `HEAD` of `path` itself with `response`, before the handler, as
+    /// nginx's `return` does: for a liveness probe, a `robots.txt`, a fixed status document.
+    /// `path` is compared with the request's path as sent, without its query; other methods,
+    /// and requests with a body, go to the handler. The server adds Date, the framing and the
+    /// connection signal, as for any response; a `HEAD` gets the head alone.
+    ///
+    /// The response is prepared once, at start: over HTTP/1.1 a kept-alive request is answered
+    /// by copying its bytes with a fresh Date, without building a [`Request`](crate::Request)
+    /// or calling a handler: about a third of the instructions of a handler answering the same
+    /// bytes (BENCHMARKS.md). Meant for a few paths; they are compared in turn.
+    ///
+    /// # Errors
+    /// Starting the server ([`Server::spawn`], [`Server::run`]) fails with `InvalidInput` when
+    /// `path` does not start with `/`, is answered already (twice here, or by
+    /// [`Server::health`] or [`Server::metrics`]), when the body is not complete bytes (a
+    /// stream, a file, trailers), or when the status cannot answer a `GET` (1xx, or a 204 with
+    /// content).
+    ///
+    /// # Examples
+    /// ```
+    /// use http::header::{CONTENT_TYPE, HeaderValue};
+    /// use peregrine::{Request, Response, Server};
+    ///
+    /// let robots = Response::new("User-agent: *\nDisallow: /private/\n")
+    ///     .with_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    /// let server = Server::bind("127.0.0.1:0")
+    ///     .fixed("/robots.txt", robots)
+    ///     .spawn(|_req: Request| async { "from the handler" })
+    ///     .unwrap();
+    /// # server.shutdown_now();
+    /// ```
+    pub fn fixed(mut self, path: impl Into<String>, response: crate::Response) -> Server {
+        self.fixed.push((path.into(), response));
+        self
+    }
+
     /// Number of worker threads. Default: `std::thread::available_parallelism()`.
     pub fn workers(mut self, n: usize) -> Server {
         self.workers = n.max(1);
@@ -335,6 +374,7 @@ impl Server {
         if self.addrs.is_empty() && self.inherited.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no address to bind"));
         }
+        let fixed = prepare_fixed(self.fixed, [&self.health, &self.metrics])?;
         let mut tls = Vec::with_capacity(self.addrs.len() + self.inherited.len());
         let listens =
             self.addrs.iter().map(|(_, l)| l).chain(self.inherited.iter().map(|(_, l)| l));
@@ -356,13 +396,16 @@ impl Server {
         let load = Arc::new(worker::Load::new(listeners.len()));
         let counters =
             self.metrics.as_ref().map(|_| Arc::new(metrics::Metrics::new(listeners.len())));
-        let ops = (self.health.is_some() || self.metrics.is_some()).then(|| {
-            Arc::new(ops::Ops {
-                health: self.health.clone(),
-                metrics: self.metrics.clone().zip(counters.clone()),
-                shutdown: shutdown.clone(),
-            })
-        });
+        let ops =
+            (self.health.is_some() || self.metrics.is_some() || !fixed.is_empty()).then(|| {
+                Arc::new(ops::Ops {
+                    health: self.health.clone(),
+                    metrics: self.metrics.clone().zip(counters.clone()),
+                    shutdown: shutdown.clone(),
+                    fixed_h1: !fixed.is_empty() && self.access_log.is_none() && counters.is_none(),
+                    fixed,
+                })
+            });
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listeners) in listeners.into_iter().enumerate() {
             let listeners = listeners.into_iter().zip(tls.iter().cloned()).collect();
@@ -414,6 +457,25 @@ impl Server {
         })?;
         handle.join()
     }
+}
+
+/// Prepares the fixed answers ([`Server::fixed`]); `InvalidInput` names the first one that
+/// cannot be, or a path answered twice.
+fn prepare_fixed(
+    answers: Vec<(String, crate::Response)>,
+    ops: [&Option<Box<str>>; 2],
+) -> io::Result<Vec<fixed::Fixed>> {
+    let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+    let mut prepared: Vec<fixed::Fixed> = Vec::with_capacity(answers.len());
+    for (path, response) in answers {
+        let taken = prepared.iter().any(|f| f.path() == path)
+            || ops.iter().any(|p| p.as_deref() == Some(path.as_str()));
+        if taken {
+            return Err(invalid(format!("fixed answer for {path}: the path is answered already")));
+        }
+        prepared.push(fixed::Fixed::new(&path, response).map_err(invalid)?);
+    }
+    Ok(prepared)
 }
 
 /// A running server: its addresses, and the way to stop it.

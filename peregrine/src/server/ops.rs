@@ -1,5 +1,6 @@
 //! The endpoints the server answers itself, before any handler: health (readiness) for load
-//! balancers and metrics for Prometheus. Only `GET` and `HEAD` without a body are answered
+//! balancers, metrics for Prometheus, and the fixed answers set with
+//! [`Server::fixed`](super::Server::fixed). Only `GET` and `HEAD` without a body are answered
 //! here; anything else at those paths goes to the handler like any request.
 
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use http::StatusCode;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 
+use super::fixed::Fixed;
 use super::metrics::Metrics;
 use super::shutdown::ShutdownSignal;
 use crate::response::Response;
@@ -17,15 +19,25 @@ pub(crate) struct Ops {
     pub(crate) health: Option<Box<str>>,
     pub(crate) metrics: Option<(Box<str>, Arc<Metrics>)>,
     pub(crate) shutdown: Arc<ShutdownSignal>,
+    /// Fixed answers, each for its own path (none of them health's or metrics').
+    pub(crate) fixed: Vec<Fixed>,
+    /// HTTP/1.1 may answer from `fixed`'s prepared bytes: there are some, and no request is
+    /// logged or counted (those go through the general path, which logs and counts).
+    pub(crate) fixed_h1: bool,
 }
 
 impl Ops {
-    /// The response for a `GET` or `HEAD` of `path`, if it is one of these endpoints.
+    /// The response for a `GET` or `HEAD` without a body of `path`, if it is one of these endpoints.
     ///
     /// Health: `200 ok` while serving, `503 draining` from the moment a drain begins, so a
     /// balancer stops sending before the listeners close. Metrics: the counters, summed over
     /// the workers.
+    ///
+    /// A fixed answer: its response (see [`Fixed::response`]).
     pub(crate) fn answer(&self, path: &[u8]) -> Option<Response> {
+        if let Some(fixed) = self.fixed.iter().find(|f| f.path().as_bytes() == path) {
+            return Some(fixed.response());
+        }
         let is_health = self.health.as_deref().is_some_and(|h| h.as_bytes() == path);
         let is_metrics = self.metrics.as_ref().is_some_and(|(m, _)| m.as_bytes() == path);
         if !is_health && !is_metrics {
@@ -68,6 +80,8 @@ mod tests {
             health: Some("/healthz".into()),
             metrics: Some(("/metrics".into(), Arc::new(Metrics::new(1)))),
             shutdown: shutdown.clone(),
+            fixed: Vec::new(),
+            fixed_h1: false,
         };
         assert_eq!(ops.answer(b"/healthz").map(|r| r.status()), Some(StatusCode::OK));
         assert_eq!(ops.answer(b"/metrics").map(|r| r.status()), Some(StatusCode::OK));

@@ -35,6 +35,7 @@ use super::access_log::{LogEntry, LogState, refused_request_line};
 use super::call::{Panicked, poll_handler};
 use super::h2::Upgraded;
 use super::metrics::WorkerMetrics;
+use super::ops::Ops;
 use super::slots::{Service, Slot};
 use super::worker::{Admitted, Worker};
 use crate::body::{Body, BodyErrorKind};
@@ -42,7 +43,9 @@ use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1::encode::CONTINUE;
 use crate::http1::framing::{BodyLength, HostMemo, RequestFraming, request_framing_remembering};
-use crate::http1::{EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status};
+use crate::http1::{
+    EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status, TargetForm,
+};
 use crate::http2::conn::PREFACE;
 use crate::http2::upgrade::decode_settings_field;
 use crate::net::Transport;
@@ -174,7 +177,18 @@ fn h2c_upgrade(req: &Request) -> Option<Vec<u8>> {
 /// A parsed head, or what stops it.
 #[allow(clippy::large_enum_variant)]
 enum Next {
-    Request { spans: HeadSpans, framing: RequestFraming, len: usize },
+    Request {
+        spans: HeadSpans,
+        framing: RequestFraming,
+        len: usize,
+    },
+    /// An HTTP/1.1 keep-alive `GET` or `HEAD` without a body of a prepared fixed answer
+    /// (`server::fixed`), found on the borrowed head: no spans are built for it.
+    Fixed {
+        index: usize,
+        is_head: bool,
+        len: usize,
+    },
     Partial,
     Error(ParseError),
 }
@@ -347,6 +361,11 @@ impl<H: Handler> Conn<H> {
                 Step::Next => {
                     first = false;
                     head_started = None;
+                    // Answers the server wrote itself: a long pipelined batch of them is
+                    // flushed as it grows, as handlers' responses are in `dispatch`.
+                    if self.wbuf.len() >= FLUSH_AT {
+                        self.flush(sleep).await?;
+                    }
                 }
                 Step::Wait => {
                     let partial = !self.rbuf.is_empty();
@@ -387,6 +406,7 @@ impl<H: Handler> Conn<H> {
                 return Ok(Step::Stop);
             }
             Next::Partial => return Ok(Step::Wait),
+            Next::Fixed { index, is_head, len } => return self.answer_fixed(index, is_head, len),
         };
         if self.worker.ops.is_some() {
             if let Some(step) = self.answer_ops(&spans, &framing, len)? {
@@ -408,15 +428,16 @@ impl<H: Handler> Conn<H> {
             return Next::Partial;
         }
         let limits = self.limits;
+        let fixed = self.worker.ops.as_deref().filter(|ops| ops.fixed_h1);
         // Uninitialised: no placeholder headers written per request (1.25 KiB of stores).
         let mut slots = [const { MaybeUninit::uninit() }; STACK_HEADERS];
         let n = limits.max_headers.min(STACK_HEADERS);
         match self.scanner.parse_uninit(buf, &mut slots[..n], &limits) {
             Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
                 let mut heap = vec![EMPTY_HEADER; limits.max_headers];
-                next_of(buf, self.scanner.parse(buf, &mut heap, &limits), &mut self.host)
+                next_of(buf, self.scanner.parse(buf, &mut heap, &limits), &mut self.host, fixed)
             }
-            parsed => next_of(buf, parsed, &mut self.host),
+            parsed => next_of(buf, parsed, &mut self.host, fixed),
         }
     }
 
@@ -967,15 +988,21 @@ fn count_response(metrics: &WorkerMetrics, status: u16, encoded: &Result<(Rest, 
     }
 }
 
-/// Turns a parse result into [`Next`], applying the framing rules to a complete head.
+/// Turns a parse result into [`Next`], applying the framing rules to a complete head, and
+/// finding the prepared fixed answers in `fixed` (when they may be used).
 fn next_of(
     buf: &[u8],
     parsed: Result<Status<RequestHead<'_, '_>>, ParseError>,
     host: &mut HostMemo,
+    fixed: Option<&Ops>,
 ) -> Next {
     match parsed {
         Ok(Status::Complete(head)) => match request_framing_remembering(&head, host) {
             Ok(framing) => {
+                if let Some(index) = fixed.and_then(|ops| fixed_answer(ops, &head, &framing)) {
+                    let is_head = head.method == Method::Head;
+                    return Next::Fixed { index, is_head, len: head.len };
+                }
                 Next::Request { spans: HeadSpans::from_head(buf, &head), framing, len: head.len }
             }
             Err(e) => Next::Error(e),
@@ -983,6 +1010,23 @@ fn next_of(
         Ok(Status::Partial) => Next::Partial,
         Err(e) => Next::Error(e),
     }
+}
+
+/// The prepared fixed answer to `head`, if it is an HTTP/1.1 keep-alive `GET` or `HEAD`
+/// without a body of its path, in origin form (RFC 9112 §3.2.1; the other forms take the
+/// general path, which reads their path from the spans).
+#[inline]
+fn fixed_answer(ops: &Ops, head: &RequestHead<'_, '_>, framing: &RequestFraming) -> Option<usize> {
+    let plain = head.version == Version::Http11
+        && framing.keep_alive
+        && framing.body == BodyLength::Length(0)
+        && matches!(head.method, Method::Get | Method::Head)
+        && head.form == TargetForm::Origin;
+    if !plain {
+        return None;
+    }
+    let target = head.target.as_bytes();
+    ops.fixed.iter().position(|f| f.is_prepared() && f.answers_target(target))
 }
 
 /// Hands a connection's empty buffers back to the worker's pool.

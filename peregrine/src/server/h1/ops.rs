@@ -1,11 +1,13 @@
-//! Requests the server answers itself on an HTTP/1.1 connection (health, metrics; see
-//! `server::ops`), without starting a handler.
+//! Requests the server answers itself on an HTTP/1.1 connection (health, metrics, fixed
+//! answers; see `server::ops`), without starting a handler.
+
+use bytes::Buf;
 
 use super::{Close, Conn, Step};
-use crate::Method;
 use crate::handler::Handler;
 use crate::http1::framing::{BodyLength, RequestFraming};
 use crate::request::HeadSpans;
+use crate::{Method, Version};
 
 impl<H: Handler> Conn<H> {
     /// Answers the parsed head (`len` bytes at the front of the read buffer) when it is a
@@ -50,5 +52,36 @@ impl<H: Handler> Conn<H> {
         }
         self.log_response();
         Ok(Some(if keep_alive { Step::Next } else { Step::Stop }))
+    }
+
+    /// Answers an HTTP/1.1 keep-alive `GET` or `HEAD` (the `len` bytes at the front of the
+    /// read buffer) with the prepared fixed answer `index` (see `next_of`): its bytes with
+    /// the batch's Date. During a drain the answer says `Connection: close`, through the
+    /// general encoder, and the connection ends after it.
+    pub(super) fn answer_fixed(
+        &mut self,
+        index: usize,
+        is_head: bool,
+        len: usize,
+    ) -> Result<Step<H::Future>, Close> {
+        self.rbuf.advance(len);
+        if self.wbuf.capacity() == 0 {
+            self.wbuf = self.worker.buffers.take_write();
+        }
+        let Some(fixed) = self.worker.ops.as_deref().and_then(|ops| ops.fixed.get(index)) else {
+            return Err(Close::Done);
+        };
+        if !self.worker.draining() {
+            let date = self.date.get_or_insert_with(crate::server::clock::date);
+            if fixed.write_h1(is_head, date, &mut self.wbuf) {
+                return Ok(Step::Next);
+            }
+        }
+        let mut res = fixed.response();
+        match self.encode_response(&mut res, is_head, Version::Http11, false)? {
+            (None, _) => Ok(Step::Stop),
+            // Prepared answers have short bodies, copied whole; never streamed.
+            (Some(_), _) => Err(Close::Done),
+        }
     }
 }

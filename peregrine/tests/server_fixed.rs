@@ -1,0 +1,284 @@
+//! Fixed answers (`Server::fixed`): the prepared HTTP/1.1 path must answer exactly what the
+//! general encoder answers and what a handler returning the same response answers; everything
+//! that is not a `GET` or `HEAD` without a body of the path goes to the handler; long
+//! pipelined batches keep their order; HTTP/2 and a drain take the general path; a response
+//! that cannot be a fixed answer stops the server from starting.
+
+mod support;
+
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
+use http::{Method, StatusCode};
+use peregrine::server::Config;
+use peregrine::{Body, Request, Response, Server, ServerHandle};
+use support::{RawClient, RawResponse, get, test_config};
+
+fn hello() -> Response {
+    Response::new("Hello, World!")
+        .with_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"))
+        .with_header(SERVER, HeaderValue::from_static("peregrine"))
+}
+
+fn big() -> Response {
+    Response::new(Body::from(vec![b'b'; 9000]))
+}
+
+/// Answers what the fixed answers answer (`GET` and `HEAD` of `/plaintext` and `/big` without
+/// a body) as they do; anything else names its method and path (and the body's length), so a
+/// test sees which requests reached it.
+async fn app(mut req: Request) -> Response {
+    let bodyless = req.body_mut().is_end();
+    match (req.method(), req.path()) {
+        (peregrine::Method::Get | peregrine::Method::Head, "/plaintext") if bodyless => hello(),
+        (peregrine::Method::Get | peregrine::Method::Head, "/big") if bodyless => big(),
+        _ => {
+            let (method, path) = (req.method_str().to_owned(), req.path().to_owned());
+            let mut body = req.into_body();
+            let mut len = 0;
+            while let Some(Ok(chunk)) = std::future::poll_fn(|cx| body.poll_chunk(cx)).await {
+                len += chunk.len();
+            }
+            Response::with_status(StatusCode::NOT_FOUND, format!("app {method} {path} {len}"))
+        }
+    }
+}
+
+fn fixed_server(config: Config, log: bool) -> ServerHandle {
+    let mut server = Server::bind("127.0.0.1:0")
+        .workers(1)
+        .config(config)
+        .fixed("/plaintext", hello())
+        .fixed("/big", big());
+    if log {
+        server = server.access_log(|_| {});
+    }
+    server.spawn(app).unwrap()
+}
+
+/// The response with its Date's value masked (checked to be an IMF-fixdate first).
+fn masked(mut res: RawResponse) -> RawResponse {
+    for (name, value) in &mut res.headers {
+        if name.eq_ignore_ascii_case("date") {
+            // The prepared head is encoded with the epoch: an answer must carry the clock's.
+            assert!(value.len() == 29 && value.ends_with(" GMT"), "{value}");
+            assert!(!value.contains("1970"), "{value}");
+            *value = "(date)".into();
+        }
+    }
+    res
+}
+
+#[test]
+fn a_fixed_answer_is_the_handlers_response_byte_for_byte() {
+    let prepared = fixed_server(test_config(), false);
+    // An access log sends fixed answers through the general encoder.
+    let general = fixed_server(test_config(), true);
+    let handler = support::spawn(app);
+    let requests: &[(&[u8], bool)] = &[
+        (b"GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n", false),
+        (b"HEAD /plaintext HTTP/1.1\r\nHost: t\r\n\r\n", true),
+        (b"GET /plaintext?x=1 HTTP/1.1\r\nHost: t\r\n\r\n", false),
+        (b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n", false),
+        (b"HEAD /big HTTP/1.1\r\nHost: t\r\n\r\n", true),
+        (b"GET /plaintext HTTP/1.0\r\n\r\n", false),
+        (b"GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", false),
+        (b"GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", false),
+        (b"GET http://t/plaintext HTTP/1.1\r\nHost: t\r\n\r\n", false),
+    ];
+    for &(request, head) in requests {
+        let text = String::from_utf8_lossy(request);
+        let answers: Vec<RawResponse> = [&prepared, &general, &handler]
+            .iter()
+            .map(|server| {
+                let mut c = RawClient::connect(server.local_addr());
+                // Twice on one connection where it stays open: the second answer's Date
+                // comes from the batch's cached one.
+                c.send(request);
+                let first = masked(c.response_to(head).expect("an answer"));
+                if first.header("connection").is_none() {
+                    c.send(request);
+                    assert_eq!(masked(c.response_to(head).unwrap()), first, "{text}");
+                }
+                first
+            })
+            .collect();
+        assert_eq!(answers[0], answers[2], "prepared vs handler: {text}");
+        assert_eq!(answers[1], answers[2], "general vs handler: {text}");
+        assert!(answers[0].header("date").is_some(), "{text}");
+    }
+    let first = {
+        let mut c = RawClient::connect(prepared.local_addr());
+        c.send(&get("/plaintext"));
+        c.response()
+    };
+    assert_eq!((first.status, first.body.as_slice()), (200, &b"Hello, World!"[..]));
+    assert_eq!(first.header("content-type"), Some("text/plain"));
+    for server in [prepared, general, handler] {
+        server.shutdown_now();
+    }
+}
+
+#[test]
+fn other_methods_bodies_and_paths_go_to_the_handler() {
+    let server = fixed_server(test_config(), false);
+    let mut c = RawClient::connect(server.local_addr());
+    let rows: &[(&[u8], &[u8])] = &[
+        (
+            b"POST /plaintext HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc",
+            b"app POST /plaintext 3",
+        ),
+        (
+            b"GET /plaintext HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi",
+            b"app GET /plaintext 2",
+        ),
+        (b"DELETE /plaintext HTTP/1.1\r\nHost: t\r\n\r\n", b"app DELETE /plaintext 0"),
+        (b"GET /plaintext/ HTTP/1.1\r\nHost: t\r\n\r\n", b"app GET /plaintext/ 0"),
+        (b"GET /plaintextx HTTP/1.1\r\nHost: t\r\n\r\n", b"app GET /plaintextx 0"),
+        (b"GET /PLAINTEXT HTTP/1.1\r\nHost: t\r\n\r\n", b"app GET /PLAINTEXT 0"),
+        // Between them, on the same connection, the fixed answer.
+        (b"GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n", b"Hello, World!"),
+    ];
+    for _ in 0..2 {
+        for &(request, want) in rows {
+            c.send(request);
+            let res = c.response();
+            assert_eq!(res.body, want, "{}", String::from_utf8_lossy(request));
+        }
+    }
+    // The strict rules still come first: a missing Host is a 400, whatever the path.
+    c.send(b"GET /plaintext HTTP/1.1\r\n\r\n");
+    let res = c.response();
+    assert_eq!((res.status, res.header("connection")), (400, Some("close")));
+    server.shutdown_now();
+}
+
+/// 3,000 pipelined requests in one write, fixed answers (9 KB each: past the write buffer's
+/// flush mark many times) interleaved with requests a handler answers: every answer arrives,
+/// in order.
+#[test]
+fn a_long_pipelined_batch_is_answered_in_order() {
+    let server = fixed_server(test_config(), false);
+    let mut c = RawClient::connect(server.local_addr());
+    let mut batch = Vec::new();
+    for i in 0..3000 {
+        let path = match i % 3 {
+            0 => "/big".to_string(),
+            1 => "/plaintext".to_string(),
+            _ => format!("/app/{i}"),
+        };
+        batch.extend_from_slice(&get(&path));
+    }
+    // Written from another thread: the server's answers fill the socket while it reads.
+    let mut writer = c.tcp().try_clone().unwrap();
+    let sender = std::thread::spawn(move || io::Write::write_all(&mut writer, &batch));
+    for i in 0..3000 {
+        let res = c.response();
+        match i % 3 {
+            0 => assert_eq!(res.body.len(), 9000, "{i}"),
+            1 => assert_eq!(res.body, b"Hello, World!", "{i}"),
+            _ => assert_eq!(res.body, format!("app GET /app/{i} 0").as_bytes(), "{i}"),
+        }
+    }
+    sender.join().unwrap().unwrap();
+    server.shutdown_now();
+}
+
+#[test]
+fn during_a_drain_a_fixed_answer_closes_the_connection() {
+    let config = Config { drain_grace: Duration::from_millis(500), ..test_config() };
+    let server = fixed_server(config, false);
+    let mut before = RawClient::connect(server.local_addr());
+    before.send(&get("/plaintext"));
+    assert_eq!(before.response().header("connection"), None);
+    server.shutdown();
+    std::thread::sleep(Duration::from_millis(50));
+    let mut during = RawClient::connect(server.local_addr());
+    during.send(&get("/plaintext"));
+    let res = during.response();
+    assert_eq!(
+        (res.body.as_slice(), res.header("connection")),
+        (&b"Hello, World!"[..], Some("close"))
+    );
+    assert!(during.response_to(false).is_none(), "the connection ends after it");
+    server.join().unwrap();
+}
+
+#[test]
+fn fixed_answers_over_http2() {
+    let server = fixed_server(test_config(), false);
+    let addr = server.local_addr();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (send, conn) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut send = send.ready().await.unwrap();
+        let rows = [
+            (Method::GET, "/plaintext?q", None, 200, &b"Hello, World!"[..]),
+            (Method::HEAD, "/plaintext", None, 200, &b""[..]),
+            (
+                Method::POST,
+                "/plaintext",
+                Some(Bytes::from_static(b"abcd")),
+                404,
+                b"app POST /plaintext 4",
+            ),
+            (Method::POST, "/plaintext", None, 404, b"app POST /plaintext 0"),
+            (Method::GET, "/plaintext/", None, 404, b"app GET /plaintext/ 0"),
+        ];
+        for (method, path, body, status, want) in rows {
+            let req = http::Request::builder()
+                .method(method.clone())
+                .uri(format!("http://{addr}{path}"))
+                .body(())
+                .unwrap();
+            let (res, mut stream) = send.send_request(req, body.is_none()).unwrap();
+            if let Some(body) = body {
+                stream.send_data(body, true).unwrap();
+            }
+            let res = res.await.unwrap();
+            assert_eq!(res.status().as_u16(), status, "{method} {path}");
+            if status == 200 {
+                assert_eq!(res.headers()["content-type"], "text/plain", "{method} {path}");
+                assert_eq!(res.headers()["content-length"], "13", "{method} {path}");
+                assert!(res.headers().contains_key("date"), "{method} {path}");
+            }
+            let mut body = res.into_body();
+            let mut got = Vec::new();
+            while let Some(chunk) = body.data().await {
+                let chunk = chunk.unwrap();
+                body.flow_control().release_capacity(chunk.len()).unwrap();
+                got.extend_from_slice(&chunk);
+            }
+            assert_eq!(got, want, "{method} {path}");
+        }
+    });
+    server.shutdown_now();
+}
+
+#[test]
+fn what_cannot_be_a_fixed_answer_stops_the_server_from_starting() {
+    let start = |server: Server| server.spawn(app).map(|s| s.shutdown_now()).unwrap_err();
+    let bind = || Server::bind("127.0.0.1:0").workers(1);
+    let (_tx, stream) = Body::channel(1);
+    let rows: Vec<(Server, &str)> = vec![
+        (bind().fixed("plaintext", hello()), "must start with '/'"),
+        (bind().fixed("/a", hello()).fixed("/a", hello()), "answered already"),
+        (bind().health("/healthz").fixed("/healthz", hello()), "answered already"),
+        (bind().fixed("/s", Response::new(stream)), "not a stream"),
+        (
+            bind().fixed("/c", Response::with_status(StatusCode::CONTINUE, "")),
+            "cannot answer a GET",
+        ),
+    ];
+    for (server, want) in rows {
+        let err = start(server);
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert!(err.to_string().contains(want), "{err}");
+    }
+}
