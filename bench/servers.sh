@@ -30,6 +30,9 @@ WORK=$(mktemp -d /tmp/peregrine-bench.XXXXXX)
 TICK=$(getconf CLK_TCK)
 # Peer `strict` (not in the default PEERS): examples/floor_strict.rs, the floor with the rules.
 PORT_strict=${PORT_STRICT:-18489}
+# Peer `fixed` (not in the default PEERS): the plaintext example with `--fixed`, `/plaintext` as
+# a fixed answer (Server::fixed) instead of the handler.
+PORT_fixed=${PORT_FIXED:-18488}
 declare -A PID
 
 cleanup() {
@@ -94,6 +97,7 @@ start() {
         nginx) taskset -c 0 nginx -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" & ;;
         floor) taskset -c 0 "$WORK/floor_epoll" "$port" & ;;
         strict) taskset -c 0 "$BIN/floor_strict" --addr "127.0.0.1:$port" 2>/dev/null & ;;
+        fixed) taskset -c 0 "$BIN/plaintext" --addr "127.0.0.1:$port" --workers 1 --fixed 2>/dev/null & ;;
     esac
     PID[$peer]=$!
     for _ in $(seq 50); do
@@ -185,4 +189,10 @@ if [ -f "$WORK/minihttp.cpu" ] && [ -f "$WORK/peregrine.cpu" ]; then
     read -r ma mb <"$WORK/minihttp.cpu"
     awk -v pa="$pa" -v pb="$pb" -v ma="$ma" -v mb="$mb" 'BEGIN {
         printf "CPU per request, peregrine / may-minihttp: (a) %.2fx, (b) %.2fx\n", pa / ma, pb / mb }'
+fi
+if [ -f "$WORK/floor.cpu" ] && [ -f "$WORK/fixed.cpu" ]; then
+    read -r xa xb <"$WORK/fixed.cpu"
+    read -r fa fb <"$WORK/floor.cpu"
+    awk -v xa="$xa" -v xb="$xb" -v fa="$fa" -v fb="$fb" 'BEGIN {
+        printf "CPU per request, peregrine with a fixed answer / floor: (a) %.2fx, (b) %.2fx (goal <= 1.10x)\n", xa / fa, xb / fb }'
 fi

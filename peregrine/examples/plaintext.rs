@@ -3,9 +3,11 @@
 //!
 //! ```text
 //! cargo run --release --example plaintext -- --addr 127.0.0.1:8080 [--workers N] [--metrics PATH]
-//!     [--tls-cert cert.pem --tls-key key.pem]
+//!     [--tls-cert cert.pem --tls-key key.pem] [--fixed]
 //! ```
 //!
+//! `--fixed` answers `/plaintext` with a fixed answer (`Server::fixed`, the same bytes,
+//! prepared once) instead of the handler; everything else still reaches the handler.
 //! `--metrics PATH` turns the server's counters on (`bench/callgrind.sh` measures their cost).
 //! With `--tls-cert` and `--tls-key` it answers over HTTPS instead (bench/tls.sh); HTTP/2 is
 //! served beside HTTP/1.1 either way (h2c on plain TCP, ALPN h2 on TLS).
@@ -15,11 +17,15 @@ use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
 use peregrine::server::TlsConfig;
 use peregrine::{Body, Request, Response, Server};
 
+fn hello() -> Response {
+    Response::new(Body::from_static(b"Hello, World!"))
+        .with_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"))
+        .with_header(SERVER, HeaderValue::from_static("peregrine"))
+}
+
 async fn plaintext(req: Request) -> Response {
     if req.path() == "/plaintext" {
-        Response::new(Body::from_static(b"Hello, World!"))
-            .with_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"))
-            .with_header(SERVER, HeaderValue::from_static("peregrine"))
+        hello()
     } else {
         Response::with_status(StatusCode::NOT_FOUND, Body::empty())
             .with_header(SERVER, HeaderValue::from_static("peregrine"))
@@ -31,6 +37,7 @@ fn main() -> std::io::Result<()> {
     let mut workers = None;
     let mut metrics = None;
     let (mut cert, mut key) = (None, None);
+    let mut fixed = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -41,10 +48,11 @@ fn main() -> std::io::Result<()> {
             "--metrics" => metrics = Some(args.next().expect("--metrics needs a path")),
             "--tls-cert" => cert = Some(args.next().expect("--tls-cert needs a file")),
             "--tls-key" => key = Some(args.next().expect("--tls-key needs a file")),
+            "--fixed" => fixed = true,
             other => {
                 eprintln!(
                     "usage: plaintext [--addr HOST:PORT] [--workers N] [--metrics PATH] \
-                     [--tls-cert FILE --tls-key FILE] (unknown: {other})"
+                     [--tls-cert FILE --tls-key FILE] [--fixed] (unknown: {other})"
                 );
                 std::process::exit(2);
             }
@@ -53,6 +61,9 @@ fn main() -> std::io::Result<()> {
     let mut server = Server::bind(addr.as_str());
     if let Some(n) = workers {
         server = server.workers(n);
+    }
+    if fixed {
+        server = server.fixed("/plaintext", hello());
     }
     if let Some(path) = metrics {
         server = server.metrics(path);
