@@ -1,5 +1,7 @@
-//! Eight bytes as one `u64`: finding a byte value a word at a time (SWAR), for short inputs
-//! where a vector search's setup costs more than the scan (path segments, request targets).
+//! Bytes a word at a time, for short inputs where a vector routine's setup or a call to libc
+//! costs more than the work: finding a byte value eight bytes at a time (SWAR: path segments,
+//! request targets), and comparing short slices with overlapping word loads (a remembered
+//! Host, a fixed answer's path).
 
 const LOW: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -14,6 +16,27 @@ pub(crate) fn first_byte(w: u64, byte: u8) -> u32 {
     let x = w ^ (LOW * u64::from(byte));
     let z = x.wrapping_sub(LOW) & !x & HIGH;
     z.trailing_zeros() / 8
+}
+
+/// `a == b` for slices of up to 32 bytes, as two overlapping word loads per side instead of a
+/// call to `memcmp` (about 35 instructions for a 15-byte Host, 10 here). Longer slices are
+/// compared the usual way.
+#[inline]
+pub(crate) fn same_short(a: &[u8], b: &[u8]) -> bool {
+    fn pair<const N: usize>(s: &[u8]) -> Option<([u8; N], [u8; N])> {
+        let head = s.get(..N)?.try_into().ok()?;
+        let tail = s.get(s.len().checked_sub(N)?..)?.try_into().ok()?;
+        Some((head, tail))
+    }
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        16..=32 => pair::<16>(a) == pair::<16>(b),
+        8..=15 => pair::<8>(a) == pair::<8>(b),
+        4..=7 => pair::<4>(a) == pair::<4>(b),
+        _ => a == b,
+    }
 }
 
 #[cfg(test)]
@@ -35,6 +58,21 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Against slice equality: every length up to 40, equal, and differing at each position.
+    #[test]
+    fn same_short_is_slice_equality() {
+        for len in 0..=40usize {
+            let a: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(37).wrapping_add(1)).collect();
+            assert!(same_short(&a, &a.clone()), "{len}");
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same_short(&a, &b), "{len} {at}");
+            }
+            assert!(!same_short(&a, &[a.as_slice(), b"x"].concat()), "{len}");
         }
     }
 }

@@ -34,7 +34,10 @@ impl HostMemo {
     #[inline]
     pub(crate) fn holds(&self, v: &[u8]) -> bool {
         usize::from(self.len) == v.len()
-            && self.bytes.get(..v.len()).is_some_and(|kept| !v.is_empty() && kept == v)
+            && self
+                .bytes
+                .get(..v.len())
+                .is_some_and(|kept| !v.is_empty() && crate::byte_word::same_short(kept, v))
     }
 
     /// Remembers `v`, which the caller found valid (too long a value is not kept).

@@ -124,7 +124,8 @@ impl Fixed {
     #[inline]
     pub(crate) fn answers_target(&self, target: &[u8]) -> bool {
         let path = self.path.as_bytes();
-        target.starts_with(path) && matches!(target.get(path.len()), None | Some(b'?'))
+        let named = target.get(..path.len()).is_some_and(|t| crate::byte_word::same_short(t, path));
+        named && matches!(target.get(path.len()), None | Some(b'?'))
     }
 
     /// Whether [`Fixed::write_h1`] can answer.
