@@ -186,6 +186,34 @@ fn a_long_pipelined_batch_is_answered_in_order() {
     server.shutdown_now();
 }
 
+/// A connection whose first requests were fixed answers waits for the next one under the
+/// keep-alive timeout, not the first head's (which runs from the accept); a head begun after
+/// them is still timed by the header timeout.
+#[test]
+fn after_fixed_answers_the_timeouts_are_those_between_requests() {
+    let config = Config {
+        header_read_timeout: Duration::from_millis(300),
+        keep_alive_timeout: Duration::from_secs(5),
+        ..test_config()
+    };
+    let server = fixed_server(config, false);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&[get("/plaintext"), get("/plaintext")].concat());
+    assert_eq!(c.response().body, b"Hello, World!");
+    assert_eq!(c.response().body, b"Hello, World!");
+    // Idle past the header timeout, within the keep-alive one: still served.
+    std::thread::sleep(Duration::from_millis(600));
+    c.send(&get("/plaintext"));
+    assert_eq!(c.response().body, b"Hello, World!");
+    // A head left incomplete after a fixed answer: closed by the header timeout.
+    c.send(&[get("/plaintext").as_slice(), b"GET /plaintext HTTP/1.1\r\nHo"].concat());
+    assert_eq!(c.response().body, b"Hello, World!");
+    let start = std::time::Instant::now();
+    assert!(c.closed_within(Duration::from_secs(3)), "the partial head is timed out");
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    server.shutdown_now();
+}
+
 #[test]
 fn during_a_drain_a_fixed_answer_closes_the_connection() {
     let config = Config { drain_grace: Duration::from_millis(500), ..test_config() };

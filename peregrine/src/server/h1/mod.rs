@@ -27,7 +27,7 @@ use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use http::StatusCode;
 use tokio::time::{Instant, Sleep};
 
@@ -244,6 +244,7 @@ pub(crate) fn serve<H: Handler>(
         client_close: false,
         body: None,
         log: None,
+        answered: false,
     };
     async move {
         let mut sleep =
@@ -313,6 +314,10 @@ struct Conn<H: Handler> {
     body: Option<Arc<RequestBody>>,
     /// The access log's record of the current request, when logging is on.
     log: Option<Box<LogState>>,
+    /// `step` answered a request itself (a fixed answer) before the step it returned: the
+    /// request loop's next wait is then between requests (read there, not after every step,
+    /// to keep the handlers' path free of it).
+    answered: bool,
 }
 
 /// This connection keeps its buffers while idle ([`super::buffers::BufPool::hold`]); the hold
@@ -368,6 +373,11 @@ impl<H: Handler> Conn<H> {
                     }
                 }
                 Step::Wait => {
+                    // Requests were answered by `step` itself before this wait.
+                    if std::mem::take(&mut self.answered) {
+                        first = false;
+                        head_started = None;
+                    }
                     let partial = !self.rbuf.is_empty();
                     let deadline = if partial || first {
                         // Slowloris defence: the whole head within header_read_timeout.
@@ -390,23 +400,49 @@ impl<H: Handler> Conn<H> {
 
     /// Parses the next head and starts its request, or says why not.
     /// `h2c_first`: this is the first request of a plain connection that may speak HTTP/2.
-    fn step(&mut self, h2c_first: bool) -> Result<Step<H::Future>, Close> {
-        let (spans, framing, len) = match self.parse_next() {
-            Next::Request { spans, framing, len } => (spans, framing, len),
-            // On a port that speaks HTTP/2 in clear text too, a connection that opens with a
-            // line naming no HTTP version may be an HTTP/2 client with a broken preface, which
-            // must be closed (RFC 9113 §3.4: a connection error): it is closed unanswered
-            // rather than sent an HTTP/1.1 400 it cannot read.
-            Next::Error(_) if h2c_first && !names_http_version(&self.rbuf) => {
-                return Err(Close::Io);
+    fn step(&mut self, mut h2c_first: bool) -> Result<Step<H::Future>, Close> {
+        // Fixed answers are written here and the next head parsed at once, without a round
+        // through the request loop (`answered` tells it a request was answered; it flushes a
+        // write buffer past its mark). Their heads are consumed from the read buffer in one
+        // step on the way out: `skip` bytes.
+        let mut skip = 0;
+        let (spans, framing, len) = loop {
+            let next = self.parse_next(skip);
+            if let Next::Fixed { index, is_head, len } = next {
+                skip += len;
+                match self.answer_fixed(index, is_head)? {
+                    Step::Next if self.wbuf.len() < FLUSH_AT => {
+                        self.answered = true;
+                        h2c_first = false;
+                        continue;
+                    }
+                    step => {
+                        self.rbuf.advance(skip);
+                        return Ok(step);
+                    }
+                }
             }
-            Next::Error(e) => {
-                let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
-                self.refuse(status, e.reason(), false)?;
-                return Ok(Step::Stop);
+            if skip > 0 {
+                self.rbuf.advance(skip);
             }
-            Next::Partial => return Ok(Step::Wait),
-            Next::Fixed { index, is_head, len } => return self.answer_fixed(index, is_head, len),
+            match next {
+                Next::Request { spans, framing, len } => break (spans, framing, len),
+                // On a port that speaks HTTP/2 in clear text too, a connection that opens with
+                // a line naming no HTTP version may be an HTTP/2 client with a broken preface,
+                // which must be closed (RFC 9113 §3.4: a connection error): it is closed
+                // unanswered rather than sent an HTTP/1.1 400 it cannot read.
+                Next::Error(_) if h2c_first && !names_http_version(&self.rbuf) => {
+                    return Err(Close::Io);
+                }
+                Next::Error(e) => {
+                    let status =
+                        StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+                    self.refuse(status, e.reason(), false)?;
+                    return Ok(Step::Stop);
+                }
+                // (A fixed answer was written above.)
+                Next::Partial | Next::Fixed { .. } => return Ok(Step::Wait),
+            }
         };
         if self.worker.ops.is_some() {
             if let Some(step) = self.answer_ops(&spans, &framing, len)? {
@@ -421,9 +457,10 @@ impl<H: Handler> Conn<H> {
         })
     }
 
-    /// Parses the next head from the read buffer.
-    fn parse_next(&mut self) -> Next {
-        let buf = &self.rbuf;
+    /// Parses the next head from the read buffer, past its first `skip` bytes (spans are
+    /// relative to that point).
+    fn parse_next(&mut self, skip: usize) -> Next {
+        let buf = self.rbuf.get(skip..).unwrap_or_default();
         if buf.is_empty() {
             return Next::Partial;
         }

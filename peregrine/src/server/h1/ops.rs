@@ -1,8 +1,6 @@
 //! Requests the server answers itself on an HTTP/1.1 connection (health, metrics, fixed
 //! answers; see `server::ops`), without starting a handler.
 
-use bytes::Buf;
-
 use super::{Close, Conn, Step};
 use crate::handler::Handler;
 use crate::http1::framing::{BodyLength, RequestFraming};
@@ -54,17 +52,15 @@ impl<H: Handler> Conn<H> {
         Ok(Some(if keep_alive { Step::Next } else { Step::Stop }))
     }
 
-    /// Answers an HTTP/1.1 keep-alive `GET` or `HEAD` (the `len` bytes at the front of the
-    /// read buffer) with the prepared fixed answer `index` (see `next_of`): its bytes with
-    /// the batch's Date. During a drain the answer says `Connection: close`, through the
-    /// general encoder, and the connection ends after it.
+    /// Answers an HTTP/1.1 keep-alive `GET` or `HEAD` with the prepared fixed answer `index`
+    /// (see `next_of`): its bytes with the batch's Date; the caller consumes the head. During
+    /// a drain the answer says `Connection: close`, through the general encoder, and the
+    /// connection ends after it.
     pub(super) fn answer_fixed(
         &mut self,
         index: usize,
         is_head: bool,
-        len: usize,
     ) -> Result<Step<H::Future>, Close> {
-        self.rbuf.advance(len);
         if self.wbuf.capacity() == 0 {
             self.wbuf = self.worker.buffers.take_write();
         }
