@@ -373,6 +373,17 @@ fn read_timeout_fires() {
     server.shutdown_now();
 }
 
+/// Reads events until a request or the connection fails, and returns that error.
+async fn next_failure(conn: &mut Connection) -> peregrine::client::Error {
+    loop {
+        match conn.next_event().await {
+            Err(e) => return e,
+            Ok(Event::Failed { error, .. }) => return error,
+            Ok(_) => {}
+        }
+    }
+}
+
 /// Answers `/slow/MS` after sleeping MS milliseconds, anything else at once.
 async fn paced(req: Request) -> Response {
     if let Some(ms) = req.path().strip_prefix("/slow/").and_then(|n| n.parse().ok()) {
@@ -407,13 +418,7 @@ fn read_timeout_counts_from_each_wait() {
             }
             conn.send_request(Method::Get, "/slow/2000", &[], &[]).unwrap();
             let waited = std::time::Instant::now();
-            let err = loop {
-                match conn.next_event().await {
-                    Err(e) => break e,
-                    Ok(Event::Failed { error, .. }) => break error,
-                    Ok(_) => {}
-                }
-            };
+            let err = next_failure(&mut conn).await;
             let waited = waited.elapsed();
             assert!(err.is_timeout(), "{versions:?}: {err}");
             assert!(waited >= timeout && waited < Duration::from_millis(1500), "{waited:?}");
@@ -463,13 +468,7 @@ fn read_timeout_counts_from_the_request() {
         conn.send_request(Method::Get, "/slow/5000", &[], &[]).unwrap();
         tokio::time::sleep(Duration::from_millis(400)).await;
         let waited = std::time::Instant::now();
-        let err = loop {
-            match conn.next_event().await {
-                Err(e) => break e,
-                Ok(Event::Failed { error, .. }) => break error,
-                Ok(_) => {}
-            }
-        };
+        let err = next_failure(&mut conn).await;
         assert!(err.is_timeout(), "{err}");
         assert!(waited.elapsed() < Duration::from_millis(200), "{:?}", waited.elapsed());
     });
