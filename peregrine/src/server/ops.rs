@@ -27,7 +27,8 @@ pub(crate) struct Ops {
 }
 
 impl Ops {
-    /// The response for a `GET` or `HEAD` without a body of `path`, if it is one of these endpoints.
+    /// The response for a `GET` or `HEAD` without a body of `path`, if it is one of these
+    /// endpoints.
     ///
     /// Health: `200 ok` while serving, `503 draining` from the moment a drain begins, so a
     /// balancer stops sending before the listeners close. Metrics: the counters, summed over

@@ -52,10 +52,10 @@ impl<H: Handler> Conn<H> {
         Ok(Some(if keep_alive { Step::Next } else { Step::Stop }))
     }
 
-    /// Answers an HTTP/1.1 keep-alive `GET` or `HEAD` with the prepared fixed answer `index`
-    /// (see `next_of`): its bytes with the batch's Date; the caller consumes the head. During
-    /// a drain the answer says `Connection: close`, through the general encoder, and the
-    /// connection ends after it.
+    /// Answers an HTTP/1.1 keep-alive `GET` or `HEAD` with the fixed answer `index` (see
+    /// `next_of`): its prepared bytes with the batch's Date; the caller consumes the head.
+    /// During a drain (or for an answer not prepared) it goes through the general encoder,
+    /// which says `Connection: close` when draining, and the connection ends after that.
     pub(super) fn answer_fixed(
         &mut self,
         index: usize,
@@ -67,15 +67,16 @@ impl<H: Handler> Conn<H> {
         let Some(fixed) = self.worker.ops.as_deref().and_then(|ops| ops.fixed.get(index)) else {
             return Err(Close::Done);
         };
-        if !self.worker.draining() {
+        let keep_alive = !self.worker.draining();
+        if keep_alive {
             let date = self.date.get_or_insert_with(crate::server::clock::date);
             if fixed.write_h1(is_head, date, &mut self.wbuf) {
                 return Ok(Step::Next);
             }
         }
         let mut res = fixed.response();
-        match self.encode_response(&mut res, is_head, Version::Http11, false)? {
-            (None, _) => Ok(Step::Stop),
+        match self.encode_response(&mut res, is_head, Version::Http11, keep_alive)? {
+            (None, _) => Ok(if keep_alive { Step::Next } else { Step::Stop }),
             // Prepared answers have short bodies, copied whole; never streamed.
             (Some(_), _) => Err(Close::Done),
         }
