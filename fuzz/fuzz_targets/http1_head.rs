@@ -2,10 +2,12 @@
 //! Request-head parser: arbitrary bytes, whole and split at every point through the
 //! `HeadScanner` (the trickle path). Checks: no panic; a complete head has `len <= input`;
 //! re-parsing `input[..len]` gives the same head; the scanner agrees with a one-shot parse;
-//! uninitialised header storage (`parse_request_uninit`) gives the same outcome.
+//! uninitialised header storage (`parse_request_uninit`) gives the same outcome; the memo of
+//! the last head (`LastHead`) gives the parser's outcome, also for a repeat it answers from
+//! memory and for the input with one byte changed.
 use libfuzzer_sys::fuzz_target;
 use peregrine::http1::{
-    EMPTY_HEADER, HeadScanner, Limits, ParseError, parse_request, parse_request_uninit,
+    EMPTY_HEADER, HeadScanner, LastHead, Limits, ParseError, parse_request, parse_request_uninit,
 };
 use std::mem::MaybeUninit;
 
@@ -38,6 +40,28 @@ fuzz_target!(|data: &[u8]| {
         let len = head.len;
         let again = outcome(&data[..len], &limits);
         assert_eq!(again, whole, "re-parsing input[..len] differs");
+    }
+    // Through the memo: the input, the head again followed by the input (a repeat when the
+    // head was complete), and the input with its middle byte changed.
+    let len = match &whole {
+        Ok(Some(_)) => {
+            let mut headers = [EMPTY_HEADER; 32];
+            parse_request(data, &mut headers, &limits).unwrap().complete().unwrap().len
+        }
+        _ => 0,
+    };
+    let mut changed = data.to_vec();
+    if let Some(b) = changed.get_mut(data.len() / 2) {
+        *b ^= 0x20;
+    }
+    let mut last = LastHead::new();
+    for input in [data.to_vec(), [&data[..len], data].concat(), changed, data.to_vec()] {
+        // A scanner per input: each is a new head, not more bytes of the last one.
+        let mut scanner = HeadScanner::new();
+        let mut slots = [const { MaybeUninit::uninit() }; 32];
+        let memo = last.parse_uninit(&mut scanner, &input, &mut slots, &limits);
+        let memo = memo.map(|s| s.complete().map(|h| format!("{h:?}")));
+        assert_eq!(memo, outcome(&input, &limits), "through the memo");
     }
     // Trickle: every split point, then the bytes one at a time.
     for split in 0..=data.len().min(64) {

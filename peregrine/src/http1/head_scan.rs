@@ -64,6 +64,17 @@ impl HeadScanner {
         *self = HeadScanner { work, ..HeadScanner::default() };
     }
 
+    /// A head of `len` bytes was answered without a parse (a byte-identical repeat, see
+    /// [`LastHead`](super::LastHead)): its comparison counts as work, and the next head starts
+    /// fresh.
+    #[inline(always)]
+    pub(crate) fn repeated(&mut self, len: usize) {
+        if self.pending {
+            self.reset();
+        }
+        self.work += len as u64;
+    }
+
     /// Total bytes examined by this scanner's scans and parse attempts: the quantity that
     /// stays linear in the head's size however the head is split.
     pub fn work(&self) -> u64 {

@@ -1,7 +1,8 @@
 //! HTTP/1.1 wire format, sans-I/O: bytes in, values and bytes out (RFC 9112).
 //!
 //! - [`parse_request`] reads a request head from a byte slice without copying or allocating;
-//!   [`HeadScanner`] keeps repeated attempts on a trickled head linear.
+//!   [`HeadScanner`] keeps repeated attempts on a trickled head linear; [`LastHead`] answers a
+//!   head that repeats the last one byte for byte without parsing it again.
 //! - [`parse_response`] reads a response head the same way, with the same header rules.
 //! - [`framing`] decides how a message body is delimited (Content-Length, chunked, none), in one
 //!   place shared by the server and the client.
@@ -19,6 +20,7 @@ pub mod framing;
 mod head;
 mod head_scan;
 mod host;
+mod last_head;
 mod limits;
 mod parse;
 mod simd;
@@ -30,6 +32,7 @@ pub use head::{
     TargetForm, Version,
 };
 pub use head_scan::HeadScanner;
+pub use last_head::{LAST_HEAD_BYTES, LAST_HEAD_FIELDS, LastHead};
 pub use limits::Limits;
 pub use parse::{parse_request, parse_request_uninit, parse_response, parse_response_uninit};
 #[doc(hidden)]
