@@ -22,6 +22,7 @@ use super::idle::Slots;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
+use crate::http1::LastHead;
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
@@ -68,6 +69,9 @@ pub(crate) struct Worker {
     /// The last HTTP/1.1 response head this worker encoded, written again while responses
     /// repeat it (one per worker, not per connection: idle connections carry none).
     pub(crate) head_template: RefCell<HeadTemplate>,
+    /// The last HTTP/1.1 request head this worker parsed, answering the heads that repeat it
+    /// byte for byte without a parse (one per worker, shared by its connections).
+    pub(crate) last_head: RefCell<LastHead>,
     index: usize,
     load: Arc<Load>,
     /// Connections open on this worker.
@@ -102,6 +106,7 @@ impl Worker {
             ops: None,
             metrics: None,
             head_template: RefCell::default(),
+            last_head: RefCell::default(),
             index,
             load,
             active: Cell::new(0),

@@ -469,7 +469,8 @@ impl<H: Handler> Conn<H> {
         // Uninitialised: no placeholder headers written per request (1.25 KiB of stores).
         let mut slots = [const { MaybeUninit::uninit() }; STACK_HEADERS];
         let n = limits.max_headers.min(STACK_HEADERS);
-        match self.scanner.parse_uninit(buf, &mut slots[..n], &limits) {
+        let mut last = self.worker.last_head.borrow_mut();
+        match last.parse_uninit(&mut self.scanner, buf, &mut slots[..n], &limits) {
             Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
                 let mut heap = vec![EMPTY_HEADER; limits.max_headers];
                 next_of(buf, self.scanner.parse(buf, &mut heap, &limits), &mut self.host, fixed)
