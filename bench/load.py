@@ -6,7 +6,8 @@ connection (mode a) or DEPTH pipelined per write (mode b), and checks every resp
 
 usage: load.py HOST PORT MODE N [C] [DEPTH]      MODE: a | b
 env:   LOAD_TARGET=/plaintext  LOAD_MARK='Hello, World!' (the bytes that end each response
-       body), LOAD_HEADERS='Accept-Encoding: gzip' (extra header lines, separated by '|')
+       body), LOAD_HEADERS='Accept-Encoding: gzip' (extra header lines, separated by '|'),
+       LOAD_VARY=1 (each request's target gets its own query, ?v=N: no two heads are alike)
 prints: requests completed
 """
 import os
@@ -15,8 +16,24 @@ import socket
 import sys
 
 _extra = "".join(h + "\r\n" for h in os.environ.get("LOAD_HEADERS", "").split("|") if h)
-REQ = ("GET %s HTTP/1.1\r\nHost: localhost\r\n%s\r\n"
-       % (os.environ.get("LOAD_TARGET", "/plaintext"), _extra)).encode()
+_target = os.environ.get("LOAD_TARGET", "/plaintext")
+REQ = ("GET %s HTTP/1.1\r\nHost: localhost\r\n%s\r\n" % (_target, _extra)).encode()
+VARY = os.environ.get("LOAD_VARY") == "1"
+_serial = [0]
+
+
+def requests(k):
+    """k request heads to send at once: the same bytes, or with LOAD_VARY each its own."""
+    if not VARY:
+        return REQ * k
+    out = []
+    for _ in range(k):
+        _serial[0] += 1
+        out.append("GET %s?v=%d HTTP/1.1\r\nHost: localhost\r\n%s\r\n"
+                   % (_target, _serial[0], _extra))
+    return "".join(out).encode()
+
+
 MARK = os.environ.get("LOAD_MARK", "Hello, World!").encode()
 
 
@@ -42,7 +59,7 @@ def main():
             return
         left -= k
         s.setblocking(True)
-        s.sendall(REQ * k)
+        s.sendall(requests(k))
         s.setblocking(False)
         state[s][0] = k
 
