@@ -3,12 +3,15 @@
 //! `response_framing`. Checks: no panic; uninitialised header storage gives the same outcome; a
 //! complete head has `len <= input`, a status in 100..=599, and re-parsing `input[..len]`
 //! gives the same head; every prefix of an accepted head is `Partial`; every prefix of a
-//! refused input is `Partial` or the same error; the trickle path (`HeadScanner`) agrees.
+//! refused input is `Partial` or the same error; the trickle path (`HeadScanner`) agrees; the
+//! memo of the last head (`LastResponseHead`) gives the parser's outcome, also for a repeat it
+//! answers from memory and for the input with one byte changed.
 use libfuzzer_sys::fuzz_target;
 use peregrine::Method;
 use peregrine::http1::framing::response_framing;
 use peregrine::http1::{
-    EMPTY_HEADER, HeadScanner, Limits, ParseError, parse_response, parse_response_uninit,
+    EMPTY_HEADER, HeadScanner, LastResponseHead, Limits, ParseError, parse_response,
+    parse_response_uninit,
 };
 use std::mem::MaybeUninit;
 
@@ -37,6 +40,28 @@ fuzz_target!(|data: &[u8]| {
         max_target_bytes: 0,
     };
     let whole = outcome(data, &limits);
+    // Through the memo: the input, the head again followed by the input (a repeat when the
+    // head was complete), and the input with its middle byte changed.
+    let len = match &whole {
+        Ok(Some(_)) => {
+            let mut headers = [EMPTY_HEADER; 32];
+            parse_response(data, &mut headers, &limits).unwrap().complete().unwrap().len
+        }
+        _ => 0,
+    };
+    let mut changed = data.to_vec();
+    if let Some(b) = changed.get_mut(data.len() / 2) {
+        *b ^= 0x20;
+    }
+    let mut last = LastResponseHead::new();
+    for input in [data.to_vec(), [&data[..len], data].concat(), changed, data.to_vec()] {
+        // A scanner per input: each is a new head, not more bytes of the last one.
+        let mut scanner = HeadScanner::new();
+        let mut slots = [const { MaybeUninit::uninit() }; 32];
+        let memo = last.parse_uninit(&mut scanner, &input, &mut slots, &limits);
+        let memo = memo.map(|s| s.complete().map(|h| format!("{h:?}")));
+        assert_eq!(memo, outcome(&input, &limits), "through the memo");
+    }
     if let Ok(Some(_)) = &whole {
         let mut headers = [EMPTY_HEADER; 32];
         let head = parse_response(data, &mut headers, &limits).unwrap().complete().unwrap();

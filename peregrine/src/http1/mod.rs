@@ -32,7 +32,7 @@ pub use head::{
     TargetForm, Version,
 };
 pub use head_scan::HeadScanner;
-pub use last_head::{LAST_HEAD_BYTES, LAST_HEAD_FIELDS, LastHead};
+pub use last_head::{LAST_HEAD_BYTES, LAST_HEAD_FIELDS, LastHead, LastResponseHead};
 pub use limits::Limits;
 pub use parse::{parse_request, parse_request_uninit, parse_response, parse_response_uninit};
 #[doc(hidden)]

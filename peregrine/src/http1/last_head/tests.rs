@@ -163,3 +163,53 @@ fn a_head_that_stops_repeating_is_replaced_after_sixteen_others() {
     check(&mut last, b, &limits, 40);
     assert!(last.repeats(b) && !last.repeats(a));
 }
+
+/// Parses `buf` through `last` and checks the outcome against a stateless response parse.
+fn check_response(last: &mut LastResponseHead, buf: &[u8], limits: &Limits) -> String {
+    let mut scanner = HeadScanner::new();
+    let mut a = [const { MaybeUninit::uninit() }; 40];
+    let mut b = [const { MaybeUninit::uninit() }; 40];
+    let memo = last.parse_uninit(&mut scanner, buf, &mut a, limits);
+    let plain = crate::http1::parse_response_uninit(buf, &mut b, limits);
+    assert_eq!(format!("{memo:?}"), format!("{plain:?}"), "{}", String::from_utf8_lossy(buf));
+    if let (Ok(Status::Complete(m)), Ok(Status::Complete(p))) = (&memo, &plain) {
+        assert_eq!(m.reason.as_ptr(), p.reason.as_ptr());
+        for (x, y) in m.headers.iter().zip(p.headers) {
+            assert_eq!(x.name.as_ptr(), y.name.as_ptr());
+            assert_eq!(x.value.as_ptr(), y.value.as_ptr());
+        }
+    }
+    format!("{memo:?}")
+}
+
+#[test]
+fn a_repeated_response_head_gets_the_parsers_head() {
+    let limits = Limits::default();
+    let heads: &[&[u8]] = &[
+        b"HTTP/1.1 200 OK\r\nServer: p\r\nDate: Tue, 24 Nov 2026 21:00:00 GMT\r\nContent-Length: 13\r\n\r\n",
+        b"HTTP/1.1 204 \r\n\r\n",
+        b"HTTP/1.0 404 Not \xffFound\r\nConnection: close\r\n\r\n",
+        b"\r\nHTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n",
+    ];
+    for &head in heads {
+        let mut last = LastResponseHead::new();
+        let first = check_response(&mut last, head, &limits);
+        assert!(first.starts_with("Ok(Complete("), "{first}");
+        assert!(last.repeats(head));
+        for tail in [&b""[..], b"Hello, World!", b"HTTP/1.1 200 OK\r\n"] {
+            let buf = [head, tail].concat();
+            assert_eq!(check_response(&mut last, &buf, &limits), first);
+        }
+        // A new Date is another head: parsed, then remembered once the old one is stale.
+        let mut other = head.to_vec();
+        if let Some(b) = other.iter_mut().rev().find(|b| b.is_ascii_digit()) {
+            *b = if *b == b'9' { b'0' } else { *b + 1 };
+        }
+        check_response(&mut last, &other, &limits);
+        assert_eq!(check_response(&mut last, b"HTTP/1.1 20", &limits), "Ok(Partial)");
+        assert_eq!(
+            check_response(&mut last, b"HTTP/1.1 2000 OK\r\n\r\n", &limits),
+            "Err(InvalidStatus)"
+        );
+    }
+}
