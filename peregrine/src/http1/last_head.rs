@@ -214,7 +214,7 @@ trait Line: Copy + Default {
     fn of(bytes: &[u8], head: &Self::Head<'_, '_>) -> Option<Self>;
     /// The head again from bytes equal to those it was parsed from.
     fn rebuild<'b, 'h>(
-        self,
+        &self,
         bytes: &'b [u8],
         headers: &'h [Header<'b>],
         known: KnownHeaders,
@@ -283,7 +283,7 @@ impl Line for RequestLine {
 
     #[inline(always)]
     fn rebuild<'b, 'h>(
-        self,
+        &self,
         bytes: &'b [u8],
         headers: &'h [Header<'b>],
         known: KnownHeaders,
@@ -347,7 +347,7 @@ impl Line for StatusLine {
 
     #[inline(always)]
     fn rebuild<'b, 'h>(
-        self,
+        &self,
         bytes: &'b [u8],
         headers: &'h [Header<'b>],
         known: KnownHeaders,
@@ -465,9 +465,14 @@ impl Memo {
     /// `TooManyHeaders`).
     #[inline(always)]
     fn holds<'b>(&self, buf: &'b [u8], slots: usize, limits: &Limits) -> Option<&'b [u8]> {
+        let len = usize::from(self.len);
+        let bytes = buf.get(..len)?;
         // The bytes first: a head that differs is turned away by them alone.
-        let hit = self.repeats(buf) && usize::from(self.count) <= slots && self.limits == *limits;
-        if hit { buf.get(..usize::from(self.len)) } else { None }
+        let hit = len != 0
+            && Some(bytes) == self.bytes.get(..len)
+            && usize::from(self.count) <= slots
+            && self.limits == *limits;
+        hit.then_some(bytes)
     }
 
     /// The remembered fields, cut from `bytes` (equal to the remembered head's) into `headers`.
