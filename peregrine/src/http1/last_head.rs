@@ -98,7 +98,7 @@ const NO_FIELD: Field = Field { name: NO_SPAN, value: NO_SPAN, id: HeaderId::Oth
 /// assert_eq!(head.target.as_ptr(), rest[4..].as_ptr());
 /// # Ok::<(), peregrine::http1::ParseError>(())
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LastHead(Remembered<RequestLine>);
 
 /// [`LastHead`] for response heads (a client's side: a server sends the same head again and
@@ -121,7 +121,7 @@ pub struct LastHead(Remembered<RequestLine>);
 /// }
 /// # Ok::<(), peregrine::http1::ParseError>(())
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LastResponseHead(Remembered<StatusLine>);
 
 impl LastHead {
@@ -180,18 +180,6 @@ impl LastResponseHead {
         limits: &Limits,
     ) -> Result<Status<ResponseHead<'b, 'h>>, ParseError> {
         self.0.parse(scanner, buf, headers, limits)
-    }
-}
-
-impl std::fmt::Debug for LastHead {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("LastHead").field(&self.0.memo).finish()
-    }
-}
-
-impl std::fmt::Debug for LastResponseHead {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("LastResponseHead").field(&self.0.memo).finish()
     }
 }
 
@@ -370,6 +358,12 @@ struct Remembered<L> {
     memo: Memo,
 }
 
+impl<L> std::fmt::Debug for Remembered<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.memo.fmt(f)
+    }
+}
+
 impl<L: Line> Remembered<L> {
     #[inline(always)]
     fn parse<'b, 'h>(
@@ -402,7 +396,6 @@ impl<L: Line> Remembered<L> {
     /// Remembers `head`, parsed from the start of `buf` under `limits`, if it is small enough.
     #[inline(never)]
     fn remember(&mut self, buf: &[u8], head: &L::Head<'_, '_>, limits: &Limits) {
-        self.memo.len = 0;
         self.memo.misses = 0;
         let (headers, known, len) = L::parts(head);
         let Some(bytes) = buf.get(..len) else { return };
@@ -453,26 +446,27 @@ impl std::fmt::Debug for Memo {
 }
 
 impl Memo {
+    /// The remembered head's bytes at the start of `buf`, if they are there.
+    #[inline(always)]
+    fn head_in<'b>(&self, buf: &'b [u8]) -> Option<&'b [u8]> {
+        let len = usize::from(self.len);
+        let bytes = buf.get(..len)?;
+        (len != 0 && Some(bytes) == self.bytes.get(..len)).then_some(bytes)
+    }
+
     /// Whether `buf` starts with the remembered head.
     #[inline(always)]
     fn repeats(&self, buf: &[u8]) -> bool {
-        let len = usize::from(self.len);
-        len != 0 && buf.get(..len) == self.bytes.get(..len)
+        self.head_in(buf).is_some()
     }
 
     /// The head's bytes in `buf` when the remembered head answers it: the same bytes, the same
     /// limits, and room for its fields in `slots` slots (with fewer the parser's verdict is
-    /// `TooManyHeaders`).
+    /// `TooManyHeaders`). The bytes are compared first: a head that differs is turned away by
+    /// them alone.
     #[inline(always)]
     fn holds<'b>(&self, buf: &'b [u8], slots: usize, limits: &Limits) -> Option<&'b [u8]> {
-        let len = usize::from(self.len);
-        let bytes = buf.get(..len)?;
-        // The bytes first: a head that differs is turned away by them alone.
-        let hit = len != 0
-            && Some(bytes) == self.bytes.get(..len)
-            && usize::from(self.count) <= slots
-            && self.limits == *limits;
-        hit.then_some(bytes)
+        self.head_in(buf).filter(|_| usize::from(self.count) <= slots && self.limits == *limits)
     }
 
     /// The remembered fields, cut from `bytes` (equal to the remembered head's) into `headers`.
@@ -499,6 +493,7 @@ impl Memo {
         known: KnownHeaders,
         limits: &Limits,
     ) -> bool {
+        self.len = 0;
         if bytes.len() > LAST_HEAD_BYTES || headers.len() > LAST_HEAD_FIELDS {
             return false;
         }
@@ -527,9 +522,8 @@ fn ascii(head: &[u8], span: Span) -> &str {
     // SAFETY: `span` is exactly the extent of a `&str` of the parsed head it remembers (a
     // method token, the target or a field name: `Span::of` in `RequestLine::of` and
     // `Memo::store`), and `head` holds the same bytes as that head (`Memo::holds` compared
-    // them), so these bytes are that
-    // `&str`'s bytes: valid UTF-8 (ASCII, as the parser's kernels proved). An out-of-range
-    // span gives the empty slice.
+    // them), so these bytes are that `&str`'s bytes: valid UTF-8 (ASCII, as the parser's
+    // kernels proved). An out-of-range span gives the empty slice.
     unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
