@@ -187,7 +187,7 @@ impl Decoder {
         if index <= STATIC_LEN {
             let (n, v) = STATIC[index - 1];
             let size = n.len() + v.len();
-            if !out.too_large && size <= out.room() {
+            if out.fits(size) {
                 let span = Span::static_entry(index);
                 out.push(span, span, size, StaticName::of_index(index), false);
             } else {
@@ -199,7 +199,7 @@ impl Decoder {
         // be treated as a decoding error."
         let e = *self.table.get(index - STATIC_LEN - 1).ok_or(DecodeError::InvalidIndex)?;
         let size = e.name_len + e.value_len;
-        if !out.too_large && size <= out.room() {
+        if out.fits(size) {
             let at = out.used;
             out.ensure(at + size);
             out.arena[at..at + size].copy_from_slice(self.table.bytes(&e));
@@ -292,7 +292,7 @@ impl Decoder {
         let size = name_len + v.len;
 
         if !out.too_large {
-            if stored && size <= room {
+            if stored && out.fits(size) {
                 if let Some(e) = name_err.or(value_err) {
                     out.flag(e);
                 }

@@ -166,6 +166,14 @@ impl FieldList {
         if self.too_large { 0 } else { self.max_list_size.saturating_sub(self.list_size + 32) }
     }
 
+    /// Whether a field of `size` (name + value) fits the budget with its 32 octets of
+    /// overhead. Not `size <= room()`: once the overhead alone does not fit, the room is 0
+    /// and an empty field would still pass.
+    #[inline]
+    pub(crate) fn fits(&self, size: usize) -> bool {
+        !self.too_large && self.list_size + 32 + size <= self.max_list_size
+    }
+
     /// Makes `arena[..n]` writable.
     #[inline]
     pub(crate) fn ensure(&mut self, n: usize) {

@@ -274,6 +274,29 @@ fn a_reference_repeated_past_the_budget_is_not_stored() {
     assert!(out.arena_capacity() <= 2 * 1000, "{}", out.arena_capacity());
 }
 
+/// Empty fields cost their 32 octets too: once the overhead no longer fits, an empty field
+/// is past the budget (it once slipped in, room being 0 and its size 0; the fuzz target found
+/// it).
+#[test]
+fn empty_fields_past_the_budget_are_not_stored() {
+    let mut d = Decoder::new(4096);
+    // Budget 100: "a: b" (34), then empty fields (32 each): one fits (66), the next (98)
+    // too, the third (130) not, nor anything after it.
+    let mut out = FieldList::new(100);
+    let mut wire = lit(b"a", b"b");
+    wire.extend(hex("00 00 00 00 00 00 00 00 00 00 00 00"));
+    d.decode(&wire, &mut out).unwrap();
+    assert!(out.too_large());
+    assert_eq!(out.len(), 3);
+    let size: usize = out.iter().map(|f| f.name.len() + f.value.len() + 32).sum();
+    assert_eq!(size, 98);
+    // Exactly at the budget is within it.
+    let mut out = FieldList::new(98);
+    d.decode(&wire[..wire.len() - 6], &mut out).unwrap();
+    assert!(!out.too_large());
+    assert_eq!(out.len(), 3);
+}
+
 #[test]
 fn the_list_is_reused_and_cleared() {
     let mut d = Decoder::new(4096);
