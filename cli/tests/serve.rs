@@ -555,6 +555,55 @@ fn socket_activation_serves_the_inherited_socket() {
 }
 
 /// The path of `program` on PATH.
+/// A stdout nobody reads any more (`| head -1`, a supervisor or a test that kept the first
+/// line and closed the pipe) does not stop the server: its lines are dropped, and it serves and
+/// drains as usual (`println!` panicked on EPIPE; the socket-activation test above, which reads
+/// one line of two, lost the race to that now and then).
+#[test]
+fn a_closed_stdout_does_not_stop_the_server() {
+    let t = tree();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .arg(&t.www)
+        .args(["--addr", &addr.to_string(), "--drain-grace", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before the server writes its first line.
+    drop(child.stdout.take());
+    let mut stream = None;
+    for _ in 0..200 {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            panic!("the server exited before serving: {status:?}\n{err}");
+        }
+        match TcpStream::connect(addr) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    let stream = stream.expect("the server listens");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut c = Client { stream, buf: Vec::new() };
+    assert_eq!(c.get("/hello.txt").body, b"hello world\n");
+    drop(c);
+    assert!(
+        Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success()
+    );
+    let status = wait_with_deadline(&mut child, Duration::from_secs(10));
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{status:?}\n{err}");
+    assert!(err.contains("draining"), "{err}");
+}
+
 fn which(program: &str) -> Result<PathBuf, ()> {
     let path = std::env::var_os("PATH").ok_or(())?;
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file()).ok_or(())

@@ -15,6 +15,8 @@ use peregrine::Server;
 use peregrine::files::ServeDir;
 use peregrine::server::{ProxyProtocol, listen_fds};
 
+use crate::console;
+
 pub use args::ServeArgs;
 
 /// Runs the server until SIGINT or SIGTERM. Start-up failures print one line and exit 2.
@@ -119,18 +121,20 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Err(e) => return fail(format_args!("cannot listen on {}: {}", args.addr, describe(&e))),
     };
     let addr = handle.local_addr();
-    println!("Serving {} on {scheme}://{addr}", root.display());
+    console::out(format_args!("Serving {} on {scheme}://{addr}", root.display()));
     if activated {
-        println!("Listening on the socket(s) systemd passed (socket activation); --addr ignored");
+        console::out(format_args!(
+            "Listening on the socket(s) systemd passed (socket activation); --addr ignored"
+        ));
     }
     if let Some(cert) = &generated {
-        println!(
+        console::out(format_args!(
             "TLS: throw-away certificate for localhost and 127.0.0.1 in {}; trust it with: \
              curl --cacert {} https://localhost:{}/",
             cert.display(),
             cert.display(),
             addr.port()
-        );
+        ));
     }
 
     let (mut interrupt, mut terminate, mut hangup) = waiting;
@@ -148,11 +152,11 @@ pub fn run(args: ServeArgs) -> ExitCode {
             }
         }
         if !args.log.quiet {
-            eprintln!(
+            console::err(format_args!(
                 "peregrine: draining: accepting for {:?} more, then letting requests in flight \
                  finish (signal again to stop at once)",
                 args.ops.drain_grace.0
-            );
+            ));
         }
         handle.shutdown();
         loop {
@@ -175,7 +179,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     match joined {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("peregrine: {e}");
+            console::err(format_args!("peregrine: {e}"));
             ExitCode::FAILURE
         }
     }
@@ -189,7 +193,7 @@ fn inherited_server(sockets: Vec<std::net::TcpListener>) -> Option<Server> {
 }
 
 fn fail(msg: std::fmt::Arguments<'_>) -> ExitCode {
-    eprintln!("peregrine: {msg}");
+    console::err(format_args!("peregrine: {msg}"));
     ExitCode::from(2)
 }
 

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
+use crate::console;
+
 /// Bytes of formatted lines waiting for the writer at most (about 20,000 combined lines).
 pub const MAX_PENDING: usize = 4 << 20;
 
@@ -154,21 +156,23 @@ fn write_loop(shared: &Shared, mut out: Box<dyn Write + Send>, path: Option<Path
         if let (true, Some(path)) = (reopen, &path) {
             match open(path) {
                 Ok(f) => out = Box::new(f),
-                Err(e) => eprintln!("peregrine: cannot reopen {}: {e}", path.display()),
+                Err(e) => {
+                    console::err(format_args!("peregrine: cannot reopen {}: {e}", path.display()))
+                }
             }
         }
         if !batch.is_empty() {
             if let Err(e) = out.write_all(&batch).and_then(|()| out.flush()) {
-                eprintln!("peregrine: access log: {e}");
+                console::err(format_args!("peregrine: access log: {e}"));
             }
             batch.clear();
         }
         if dropped > reported {
-            eprintln!(
+            console::err(format_args!(
                 "peregrine: access log: {} lines dropped: the log is written slower than \
                  requests arrive",
                 dropped - reported
-            );
+            ));
             reported = dropped;
         }
         if closing {
