@@ -346,3 +346,24 @@ fn method_header_and_body_reach_the_server() {
     server.shutdown_now();
     let _ = server.join();
 }
+
+/// A stdout closed before the report (`| head`, a reader that gave up) is a failure to report,
+/// said on stderr in one line with status 2, not a panic.
+#[test]
+fn a_closed_stdout_fails_in_one_line() {
+    let _turn = turn();
+    let server = TestServer::start(Duration::ZERO, None, None);
+    let mut child = Command::new(BIN)
+        .args(["load", &server.url("http"), "-c", "1", "-n", "20", "--no-progress"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot write the report to stdout"), "{err}");
+    assert_eq!(server.received(), 20);
+}

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use peregrine::client::TlsConfig;
 use peregrine::client::conn::{Config, Connection, Protocol};
 
+use crate::console;
 pub use args::LoadArgs;
 use args::{Stop, one_line};
 use stats::{Live, Stats};
@@ -29,7 +30,7 @@ use worker::{Job, Shared};
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 fn fail(msg: &str) -> ExitCode {
-    eprintln!("peregrine load: {}", one_line(msg));
+    console::err(format_args!("peregrine load: {}", one_line(msg)));
     ExitCode::from(2)
 }
 
@@ -139,20 +140,27 @@ pub fn run(args: LoadArgs) -> ExitCode {
         interrupted,
     };
     let text = report::text(&meta, &total);
-    match json_to.as_deref().map(|p| p.to_str() == Some("-")) {
+    // Written, not printed: a stdout closed early (`| head`) is a failure to report, not a
+    // panic.
+    let mut stdout = std::io::stdout().lock();
+    let written = match json_to.as_deref().map(|p| p.to_str() == Some("-")) {
         Some(true) => {
-            eprint!("{text}");
-            println!("{:#}", report::json(&meta, &total));
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+            writeln!(stdout, "{:#}", report::json(&meta, &total))
         }
         Some(false) => {
-            print!("{text}");
+            let written = stdout.write_all(text.as_bytes());
             let path = json_to.unwrap_or_default();
             let body = format!("{:#}\n", report::json(&meta, &total));
             if let Err(e) = std::fs::write(&path, body) {
                 return fail(&format!("{}: cannot write the JSON report: {e}", path.display()));
             }
+            written
         }
-        None => print!("{text}"),
+        None => stdout.write_all(text.as_bytes()),
+    };
+    if let Err(e) = written.and_then(|()| stdout.flush()) {
+        return fail(&format!("cannot write the report to stdout: {e}"));
     }
     ExitCode::SUCCESS
 }
@@ -206,7 +214,7 @@ async fn watch(
         }
     }
     if progress {
-        eprint!("\r\x1b[2K");
+        let _ = std::io::stderr().lock().write_all(b"\r\x1b[2K");
     }
     interrupted
 }
