@@ -86,3 +86,47 @@ fn our_encoding_of_raw_data_decodes_with_ours_and_nghttp2() {
     );
     assert!(ratio <= 1.02, "our blocks are {ratio:.4}x nghttp2's");
 }
+
+/// Every story of every encoder, each block arriving twice: where the decoder says the repeat
+/// can be replayed, replaying it gives the list and the table that decoding it again gives.
+/// The later blocks of the story, decoded on both, show the tables in step (their indices
+/// now point at doubled entries, so they may decode to other lists or fail: the same way on
+/// both).
+#[test]
+fn a_repeated_block_replayed_decodes_as_decoded_again() {
+    let (mut replayed_out, mut decoded_out) = (FieldList::new(1 << 20), FieldList::new(1 << 20));
+    let mut replays = 0;
+    let mut stories = 0;
+    for encoder in ENCODERS {
+        for story in encoded_stories(encoder) {
+            stories += 1;
+            let (mut replayed, mut decoded) = (Decoder::new(4096), Decoder::new(4096));
+            'cases: for (i, case) in story.cases.iter().enumerate() {
+                if let Some(size) = case.table_size {
+                    replayed.set_max_table_size(size);
+                    decoded.set_max_table_size(size);
+                }
+                for arrival in 0..2 {
+                    let at = format!("{encoder} story {} case {i} arrival {arrival}", story.number);
+                    let theirs = decoded.decode(&case.wire, &mut decoded_out);
+                    if arrival == 1 && replayed.replays() {
+                        replays += 1;
+                        replayed.replay(&replayed_out);
+                        assert!(theirs.is_ok(), "{at}: replayed, but decoding fails");
+                    } else {
+                        let ours = replayed.decode(&case.wire, &mut replayed_out);
+                        assert_eq!(ours.is_ok(), theirs.is_ok(), "{at}");
+                        if ours.is_err() {
+                            break 'cases;
+                        }
+                    }
+                    assert_eq!(fields(&replayed_out), fields(&decoded_out), "{at}");
+                    assert_eq!(replayed.table_len(), decoded.table_len(), "{at}");
+                }
+            }
+        }
+    }
+    // At least every story's first block: the table is empty, so nothing refers to it.
+    assert!(replays >= stories, "{replays} replays in {stories} stories");
+    println!("{replays} replays in {stories} stories");
+}

@@ -180,10 +180,10 @@ impl Conn {
         d: Disposition,
         block: &[u8],
     ) -> Option<Ready> {
-        // A repeat of the last block (at the generation it left unchanged) would decode to the
-        // list the section still holds (see `repeat.rs`).
+        // A repeat of the last block can decode to the list the section still holds (see
+        // `repeat.rs`).
         let generation = self.decoder.generation();
-        if !self.repeat.is_repeat(block, generation) {
+        if !self.repeat.take_again(block, &mut self.decoder, &self.section.list) {
             if self.decoder.decode(block, &mut self.section.list).is_err() {
                 self.repeat.forget();
                 self.fail(Error::connection(
@@ -192,7 +192,7 @@ impl Conn {
                 ));
                 return None;
             }
-            self.repeat.decoded(block, generation, self.decoder.generation());
+            self.repeat.decoded(block, generation, &self.decoder);
         }
         match d {
             // Decoded for HPACK's sake and dropped; the work still costs the control budget.

@@ -36,6 +36,11 @@ pub struct Decoder {
     required_update: Option<usize>,
     /// Moves whenever the table, its maximum or a size update owed may have changed.
     generation: u64,
+    /// The last block decoded to its list from its bytes alone (see [`Decoder::replays`]).
+    replayable: bool,
+    /// The block being decoded referred to the dynamic table or updated its size: its list
+    /// or its effect on the table is more than a function of its bytes.
+    stateful: bool,
 }
 
 /// How a literal field relates to the dynamic table (RFC 7541 §6.2).
@@ -65,6 +70,8 @@ impl Decoder {
             max_allowed: max_table_size,
             required_update: None,
             generation: 0,
+            replayable: false,
+            stateful: false,
         }
     }
 
@@ -126,6 +133,69 @@ impl Decoder {
     /// half-updated), as is the connection.
     pub fn decode(&mut self, block: &[u8], out: &mut FieldList) -> Result<(), DecodeError> {
         out.clear();
+        // Set at the end, when the block decoded: one that fails is never replayed.
+        self.replayable = false;
+        self.stateful = false;
+        self.decode_fields(block, out)?;
+        self.replayable = !self.stateful && !out.too_large && out.malformed.is_none();
+        Ok(())
+    }
+
+    /// Whether the last block decoded can be taken again by [`Decoder::replay`] now, should
+    /// the same bytes arrive again: its list was a function of its bytes alone. No field
+    /// referred to the dynamic table and no size update came, so (RFC 7541 §3.2) only the
+    /// table depended on the decoder, and the block's effect on it is its incremental
+    /// literals, in order (§6.2.1). The list was also stored whole (not
+    /// [`too_large`](FieldList::too_large)) and well formed, and no size update is owed now
+    /// (§4.2: the same bytes would then fail).
+    ///
+    /// nginx encodes every response so: each field a literal indexed again, never a
+    /// reference. Its blocks change the table, so [`generation`](Decoder::generation) cannot
+    /// tell a repeat apart; this can.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::http2::hpack::{Decoder, FieldList};
+    /// let mut decoder = Decoder::new(4096);
+    /// let mut fields = FieldList::new(64 * 1024);
+    /// // :status 200, then "server: nginx" indexed (static name 54).
+    /// let block = b"\x88\x76\x05nginx";
+    /// decoder.decode(block, &mut fields)?;
+    /// assert!(decoder.replays());
+    /// // The same bytes again: `fields` is their list, and the table gets its second entry.
+    /// decoder.replay(&fields);
+    /// assert_eq!(decoder.table_len(), 2);
+    /// // A block that refers to the table does not replay.
+    /// decoder.decode(&[0x88, 0xbe], &mut fields)?;
+    /// assert!(!decoder.replays());
+    /// # Ok::<(), peregrine::http2::hpack::DecodeError>(())
+    /// ```
+    pub fn replays(&self) -> bool {
+        self.replayable && self.required_update.is_none()
+    }
+
+    /// The last block decoded arrived again while [`Decoder::replays`]: `list` must be the
+    /// list it decoded to, unchanged. The list is the new block's list, and the block's
+    /// incremental literals are inserted again from it instead of decoded (§6.2.1). Nothing
+    /// else in the decoder depends on the block, so the decoder ends where decoding the
+    /// block again would leave it, for a fraction of the cost: a Huffman literal is a copy.
+    ///
+    /// Given another list, the table would no longer be the peer's, and later blocks would
+    /// decode to wrong fields: the caller keeps the list untouched between the two.
+    ///
+    /// # Panics
+    ///
+    /// In debug builds, when [`Decoder::replays`] is false.
+    pub fn replay(&mut self, list: &FieldList) {
+        debug_assert!(self.replays(), "replay of a block that does not replay");
+        for (name, value, known) in list.indexed() {
+            self.generation += 1;
+            // Only well-formed lists replay: the entries carry no §8.2.1 verdict.
+            self.table.insert(name, value, known, [0, 0]);
+        }
+    }
+
+    fn decode_fields(&mut self, block: &[u8], out: &mut FieldList) -> Result<(), DecodeError> {
         let mut p = 0;
         // RFC 7541 §4.2: "This dynamic table size update MUST occur at the beginning of the
         // first header block following the change to the dynamic table size." ... "at most
@@ -154,6 +224,7 @@ impl Decoder {
                 return Err(DecodeError::MissingSizeUpdate);
             }
         }
+        self.stateful = updates > 0;
 
         while let Some(&b) = block.get(p) {
             if b & 0x80 != 0 {
@@ -189,12 +260,14 @@ impl Decoder {
             let size = n.len() + v.len();
             if out.fits(size) {
                 let span = Span::static_entry(index);
-                out.push(span, span, size, StaticName::of_index(index), false);
+                out.push(span, span, size, StaticName::of_index(index), false, false);
             } else {
                 out.too_large = true;
             }
             return Ok(());
         }
+        // The list now depends on the table, not only on the block.
+        self.stateful = true;
         // §2.3.3: "Indices strictly greater than the sum of the lengths of both tables MUST
         // be treated as a decoding error."
         let e = *self.table.get(index - STATIC_LEN - 1).ok_or(DecodeError::InvalidIndex)?;
@@ -209,6 +282,7 @@ impl Decoder {
                 Span { off: at + e.name_len, len: e.value_len },
                 size,
                 e.known,
+                false,
                 false,
             );
             if let Some(err) =
@@ -266,6 +340,7 @@ impl Decoder {
                 )
             }
             _ => {
+                self.stateful = true;
                 let e = *self.table.get(index - STATIC_LEN - 1).ok_or(DecodeError::InvalidIndex)?;
                 let stored = e.name_len <= limit;
                 if stored {
@@ -303,6 +378,7 @@ impl Decoder {
                     size,
                     known,
                     mode == Mode::Never,
+                    mode == Mode::Incremental,
                 );
             } else {
                 out.too_large = true;

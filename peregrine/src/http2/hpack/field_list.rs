@@ -45,6 +45,10 @@ struct Slot {
     value: Span,
     known: u8,
     never_indexed: bool,
+    /// Inserted into the dynamic table (RFC 7541 §6.2.1), for [`Decoder::replay`].
+    ///
+    /// [`Decoder::replay`]: super::Decoder::replay
+    indexed: bool,
 }
 
 /// Bytes of a field: the arena's `[off, off + len)`, or (`STATIC_SPAN` in `len`) the name or
@@ -140,6 +144,15 @@ impl FieldList {
         self.arena.capacity()
     }
 
+    /// The fields the block inserted into the dynamic table, in order: name, value and
+    /// known-name id, as the decoder inserted them.
+    pub(crate) fn indexed(&self) -> impl Iterator<Item = (&[u8], &[u8], u8)> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.indexed)
+            .map(|s| (self.resolve(s.name, true), self.resolve(s.value, false), s.known))
+    }
+
     #[inline]
     fn resolve(&self, span: Span, name: bool) -> &[u8] {
         if span.len == STATIC_SPAN {
@@ -196,9 +209,10 @@ impl FieldList {
         size: usize,
         known: u8,
         never_indexed: bool,
+        indexed: bool,
     ) {
         self.list_size += size + 32;
-        self.slots.push(Slot { name, value, known, never_indexed });
+        self.slots.push(Slot { name, value, known, never_indexed, indexed });
     }
 
     /// Records a §8.2.1 violation (the first one wins).

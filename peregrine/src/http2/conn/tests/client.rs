@@ -295,7 +295,8 @@ fn repeated_blocks_decode_as_if_decoded_again() {
     }
     drain(&mut conn);
     let end = flags::END_HEADERS | flags::END_STREAM;
-    // :status 200 and "x-a: 1" with incremental indexing: the same bytes twice insert twice.
+    // :status 200 and "x-a: 1" with incremental indexing: the same bytes twice insert twice
+    // (the second time replayed from the list, not decoded).
     let inserting: &[u8] = b"\x88\x40\x03x-a\x011";
     let input = [
         raw(Kind::HEADERS, end, 1, inserting),

@@ -308,3 +308,33 @@ fn the_list_is_reused_and_cleared() {
     assert_eq!(list(&out), [(":method".into(), "GET".into()), (":path".into(), "/".into())]);
     assert_eq!(format!("{out:?}"), r#"[":method": "GET", ":path": "/"]"#);
 }
+
+/// A repeat replays its incremental literals, however many: replayed, the table is what
+/// decoding again makes it.
+#[test]
+fn replays_every_insert() {
+    for n in [0, 1, 2, 30] {
+        let block: Vec<u8> = (0..n).flat_map(|i| lit(b"k", format!("{i}").as_bytes())).collect();
+        let (mut d, mut plain) = (Decoder::new(4096), Decoder::new(4096));
+        let (mut out, mut plain_out) = (FieldList::new(1 << 16), FieldList::new(1 << 16));
+        d.decode(&block, &mut out).unwrap();
+        plain.decode(&block, &mut plain_out).unwrap();
+        assert!(d.replays(), "{n} inserts");
+        let g = d.generation();
+        d.replay(&out);
+        assert_eq!(d.generation() != g, n > 0, "the generation moves with the table");
+        plain.decode(&block, &mut plain_out).unwrap();
+        assert_eq!(d.table_len(), 2 * n);
+        // Every entry, newest first, as the plain decoder has it.
+        let all: Vec<u8> = (0..2 * n).map(|i| 0xbe + i as u8).collect();
+        d.decode(&all, &mut out).unwrap();
+        plain.decode(&all, &mut plain_out).unwrap();
+        assert_eq!(list(&out), list(&plain_out), "{n} inserts");
+    }
+    // A list past its budget is not replayed: its fields are not all there to insert from.
+    let mut d = Decoder::new(4096);
+    let mut out = FieldList::new(40);
+    d.decode(&[lit(b"k", b"v"), lit(b"k", b"w")].concat(), &mut out).unwrap();
+    assert!(out.too_large());
+    assert!(!d.replays());
+}
