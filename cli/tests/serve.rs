@@ -529,19 +529,7 @@ fn socket_activation_serves_the_inherited_socket() {
         .unwrap();
     // systemd-socket-activate listens first and starts the server at the first connection.
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let mut c = None;
-    for _ in 0..100 {
-        match TcpStream::connect(addr) {
-            Ok(stream) => {
-                c = Some(stream);
-                break;
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(50)),
-        }
-    }
-    let stream = c.expect("systemd-socket-activate listens");
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut c = Client { stream, buf: Vec::new() };
+    let mut c = client_once_listening(addr, &mut child);
     assert_eq!(c.get("/hello.txt").body, b"hello world\n");
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
@@ -574,24 +562,7 @@ fn a_closed_stdout_does_not_stop_the_server() {
         .unwrap();
     // Closed before the server writes its first line.
     drop(child.stdout.take());
-    let mut stream = None;
-    for _ in 0..200 {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            panic!("the server exited before serving: {status:?}\n{err}");
-        }
-        match TcpStream::connect(addr) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(50)),
-        }
-    }
-    let stream = stream.expect("the server listens");
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut c = Client { stream, buf: Vec::new() };
+    let mut c = client_once_listening(addr, &mut child);
     assert_eq!(c.get("/hello.txt").body, b"hello world\n");
     drop(c);
     assert!(
@@ -602,6 +573,24 @@ fn a_closed_stdout_does_not_stop_the_server() {
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     assert!(status.success(), "{status:?}\n{err}");
     assert!(err.contains("draining"), "{err}");
+}
+
+/// A client connected to `addr` once `child` listens there (polled for 10 s); panics with the
+/// child's stderr if it exits first.
+fn client_once_listening(addr: SocketAddr, child: &mut Child) -> Client {
+    for _ in 0..200 {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            panic!("the server exited before serving: {status:?}\n{err}");
+        }
+        if let Ok(stream) = TcpStream::connect(addr) {
+            stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            return Client { stream, buf: Vec::new() };
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("nothing listens on {addr}");
 }
 
 fn which(program: &str) -> Result<PathBuf, ()> {
