@@ -54,15 +54,17 @@ impl Repeat {
     /// must be the list the kept block decoded to, is the block's list.
     #[inline]
     pub fn take_again(&mut self, block: &[u8], decoder: &mut Decoder, list: &FieldList) -> bool {
-        let again = match self.kept {
+        match self.kept {
             Kept::Nothing => false,
             Kept::At(g) => g == decoder.generation() && self.bytes == block,
-            Kept::Replayed => decoder.replays() && self.bytes == block,
-        };
-        if again && self.kept == Kept::Replayed {
-            decoder.replay(list);
+            Kept::Replayed => {
+                let again = decoder.replays() && self.bytes == block;
+                if again {
+                    decoder.replay(list);
+                }
+                again
+            }
         }
-        again
     }
 
     /// `block` was decoded into the current list, the decoder's generation going from
@@ -134,13 +136,8 @@ mod tests {
         let mut list = FieldList::new(1 << 20);
         let mut block = Vec::new();
         for index in 62..62 + d.table_len() {
-            // RFC 7541 §5.1: a 7-bit prefix, then 7 bits per byte (indices stay below 2^14).
-            if index < 127 {
-                block.push(0x80 | index as u8);
-            } else {
-                let rest = index - 127;
-                block.extend([0xff, 0x80 | (rest & 0x7f) as u8, (rest >> 7) as u8]);
-            }
+            // RFC 7541 §6.1: an indexed field.
+            crate::http2::hpack::integer::encode(&mut block, 0x80, 7, index);
         }
         d.decode(&block, &mut list).unwrap();
         fields(&list)

@@ -50,7 +50,7 @@ mod encoder;
 mod field_bytes;
 mod field_list;
 mod huffman;
-mod integer;
+pub(in crate::http2) mod integer;
 mod static_table;
 mod table;
 #[cfg(test)]
