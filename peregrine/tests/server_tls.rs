@@ -175,7 +175,7 @@ fn a_large_file_streams_over_tls_in_flat_memory() {
     drop(content);
     let cert = self_signed(&["localhost"]);
     let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
-    let files = ServeDir::new(&dir).unwrap();
+    let files = ServeDir::new(&dir.0).unwrap();
     let server = Server::bind("127.0.0.1:0").workers(1).tls(tls).spawn(files).unwrap();
     let client = client_config(&[&cert], &[]);
     let mut stream = support::tls::connect(server.local_addr(), client, "localhost").unwrap();
@@ -324,14 +324,29 @@ fn refused_requests_over_tls_get_their_status() {
     assert!(c.closed_within(Duration::from_secs(3)));
 }
 
-/// A fresh directory under the system's temp dir.
-fn tempdir() -> std::path::PathBuf {
+/// A fresh directory under the system's temp dir, removed with what it holds when dropped
+/// (the large-file test writes 48 MiB into one).
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn join(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir() -> TempDir {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("peregrine-tls-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
 }
 
 /// This process's resident memory in KiB (server and client share it).
