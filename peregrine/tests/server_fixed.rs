@@ -186,6 +186,99 @@ fn a_long_pipelined_batch_is_answered_in_order() {
     server.shutdown_now();
 }
 
+/// Pipelined fixed answers are written in runs from one prepared copy (`h1/fixed_run.rs`): a
+/// run longer than it covers, a HEAD after GETs, another answer, a query, a handler's answer
+/// and a refused head in one batch all arrive in order, each byte for byte the single answer.
+#[test]
+fn runs_of_fixed_answers_keep_their_order_and_bytes() {
+    let server = fixed_server(test_config(), false);
+    let single = |request: &[u8], head: bool| {
+        let mut c = RawClient::connect(server.local_addr());
+        c.send(request);
+        masked(c.response_to(head).unwrap())
+    };
+    let get_plain = get("/plaintext");
+    let head_plain = b"HEAD /plaintext HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    let (want_get, want_head) = (single(&get_plain, false), single(&head_plain, true));
+    let want_big = single(&get("/big"), false);
+    assert_eq!(want_get.body, b"Hello, World!");
+    // (request, HEAD, the answer expected; None: the handler's), in runs of these lengths.
+    let app = get("/app");
+    let query = get("/plaintext?q=1");
+    let runs: &[(&[u8], bool, Option<&RawResponse>, usize)] = &[
+        (&get_plain, false, Some(&want_get), 150),
+        (&head_plain, true, Some(&want_head), 5),
+        (&get_plain, false, Some(&want_get), 1),
+        (&query, false, Some(&want_get), 70),
+        (&get("/big"), false, Some(&want_big), 3),
+        (&app, false, None, 1),
+        (&get_plain, false, Some(&want_get), 10),
+    ];
+    let mut batch = Vec::new();
+    for &(request, _, _, n) in runs {
+        for _ in 0..n {
+            batch.extend_from_slice(request);
+        }
+    }
+    // The strict rules still apply inside a batch: the 400 comes after every answer before it.
+    batch.extend_from_slice(b"GET /plaintext HTTP/1.1\r\n\r\n");
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&batch);
+    for (i, &(request, head, want, n)) in runs.iter().enumerate() {
+        for k in 0..n {
+            let got = masked(c.response_to(head).expect("an answer"));
+            let text = String::from_utf8_lossy(request);
+            match want {
+                Some(want) => assert_eq!(&got, want, "run {i}, answer {k}: {text}"),
+                None => assert_eq!(got.body, b"app GET /app 0", "run {i}: {text}"),
+            }
+        }
+    }
+    let refused = c.response();
+    assert_eq!((refused.status, refused.header("connection")), (400, Some("close")));
+    assert!(c.response_to(false).is_none(), "the connection ends after the 400");
+    server.shutdown_now();
+}
+
+/// A client that pipelines fixed answers in small batches (a run each) and starts reading
+/// late, with a small receive window: every answer arrives, in order. (The write a socket
+/// takes only in part is `h1::fixed_run`'s unit test: here the loopback's send buffer grows
+/// too large for a test to fill it with runs.)
+#[test]
+fn small_pipelined_batches_read_late_are_answered_whole() {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    let server = fixed_server(test_config(), false);
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    // Set before connecting, so the window the server sees stays small.
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.connect(&SockAddr::from(server.local_addr())).unwrap();
+    let stream = std::net::TcpStream::from(socket);
+    stream.set_nodelay(true).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut c = RawClient::over(stream);
+    const BATCHES: usize = 500;
+    const DEPTH: usize = 16;
+    let batch: Vec<u8> = (0..DEPTH).flat_map(|_| get("/plaintext")).collect();
+    let sender = std::thread::spawn(move || {
+        for _ in 0..BATCHES {
+            io::Write::write_all(&mut writer, &batch)?;
+            // Apart, so each batch is read (and answered) on its own.
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        Ok::<_, io::Error>(())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..BATCHES * DEPTH {
+        let res = c.response();
+        assert_eq!((res.status, res.body.as_slice()), (200, &b"Hello, World!"[..]), "{i}");
+    }
+    sender.join().unwrap().unwrap();
+    c.send(&get("/app"));
+    assert_eq!(c.response().body, b"app GET /app 0");
+    server.shutdown_now();
+}
+
 /// A connection whose first requests were fixed answers waits for the next one under the
 /// keep-alive timeout, not the first head's (which runs from the accept); a head begun after
 /// them is still timed by the header timeout.

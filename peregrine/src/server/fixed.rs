@@ -150,6 +150,12 @@ impl Fixed {
         true
     }
 
+    /// The length of what [`Fixed::write_h1`] appends, when it is prepared.
+    #[inline]
+    pub(crate) fn h1_len(&self, is_head: bool) -> Option<usize> {
+        self.h1.as_ref().map(|p| if is_head { p.head_len } else { p.bytes.len() })
+    }
+
     /// The answer as a [`Response`], for the general encoders (HTTP/2, HTTP/1.0, a close, a
     /// logged request). Allocates nothing for up to four fields; the body is shared.
     pub(crate) fn response(&self) -> Response {

@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
+use super::h1::fixed_run::Repeats;
 use super::h1::template::HeadTemplate;
 use super::idle::Slots;
 use super::metrics::WorkerMetrics;
@@ -72,6 +73,8 @@ pub(crate) struct Worker {
     /// The last HTTP/1.1 request head this worker parsed, answering the heads that repeat it
     /// byte for byte without a parse (one per worker, shared by its connections).
     pub(crate) last_head: RefCell<LastHead>,
+    /// The fixed answers, repeated: what a run of them on a connection is written from.
+    pub(crate) repeats: RefCell<Repeats>,
     index: usize,
     load: Arc<Load>,
     /// Connections open on this worker.
@@ -107,6 +110,7 @@ impl Worker {
             metrics: None,
             head_template: RefCell::default(),
             last_head: RefCell::default(),
+            repeats: RefCell::default(),
             index,
             load,
             active: Cell::new(0),

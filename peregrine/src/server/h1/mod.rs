@@ -15,6 +15,7 @@
 //! request body is read by this loop on the handler's behalf (`body.rs`).
 
 mod body;
+pub(super) mod fixed_run;
 mod ops;
 mod response;
 pub(super) mod template;
@@ -53,6 +54,7 @@ use crate::request::{HeadSpans, Peer, Request};
 use crate::response::{IntoResponse, Response};
 use crate::{Method, Version};
 use body::{Fed, RequestBody};
+use fixed_run::FixedRun;
 use response::{Rest, encode_response, error_response};
 use write::{FLUSH_AT, poll_flush};
 
@@ -237,6 +239,7 @@ pub(crate) fn serve<H: Handler>(
         host: HostMemo::default(),
         wbuf: Vec::new(),
         wpos: 0,
+        run: FixedRun::default(),
         date: None,
         timer_at: None,
         holding: Holding(None),
@@ -296,6 +299,9 @@ struct Conn<H: Handler> {
     host: HostMemo,
     wbuf: Vec<u8>,
     wpos: usize,
+    /// Fixed answers counted and not yet written (only while `wbuf` has nothing left to
+    /// write): the flush writes them, and anything queued after them copies them in first.
+    run: FixedRun,
     /// The Date of the responses to the current batch.
     date: Option<ImfFixdate>,
     /// The deadline `sleep` had when `wait_readable` last polled it with budget to spare: this
@@ -424,6 +430,11 @@ impl<H: Handler> Conn<H> {
             }
             if skip > 0 {
                 self.rbuf.advance(skip);
+            }
+            // A run of fixed answers stays counted only while the connection waits for more
+            // bytes (the flush before the wait writes it); whatever else is queued goes after it.
+            if !matches!(next, Next::Partial) {
+                self.queue_fixed_run();
             }
             match next {
                 Next::Request { spans, framing, len } => break (spans, framing, len),

@@ -8,9 +8,11 @@ use std::task::{Context, Poll, ready};
 
 use tokio::time::{Instant, Sleep};
 
+use super::fixed_run::FixedRun;
 use super::response::COPY_MAX;
 use super::{Close, Conn};
 use crate::body::Body;
+use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1::chunked::{CRLF, encode_chunk, encode_chunk_head, encode_last_chunk};
 use crate::http1::framing::BodyLength;
@@ -33,7 +35,10 @@ impl<H: Handler> Conn<H> {
     ) -> impl Future<Output = Result<(), Close>> + 'a {
         let mut armed = false;
         poll_fn(move |cx| {
-            let Conn { io, worker, wbuf, wpos, .. } = &mut *self;
+            let Conn { io, worker, wbuf, wpos, run, date, .. } = &mut *self;
+            if run.is_pending() {
+                send_run(run, io, worker, date, wbuf)?;
+            }
             poll_flush(io, wbuf, wpos, worker, sleep, &mut armed, cx)
         })
     }
@@ -196,6 +201,41 @@ fn read_signalled(stream: &tokio::net::TcpStream) -> bool {
     stream.poll_read_ready(&mut cx).is_ready()
 }
 
+/// Writes `run` straight from the worker's repeated copy of its answer (with the batch's
+/// `date`), as one write; what the socket does not take now is copied into `wbuf`, for the
+/// flush to finish with its write timeout.
+fn send_run(
+    run: &mut FixedRun,
+    io: &mut Transport,
+    worker: &Worker,
+    date: &mut Option<ImfFixdate>,
+    wbuf: &mut Vec<u8>,
+) -> Result<(), Close> {
+    let Some((index, is_head, count)) = run.take() else {
+        return Ok(());
+    };
+    let Some(fixed) = worker.ops.as_deref().and_then(|ops| ops.fixed.get(index)) else {
+        return Err(Close::Done);
+    };
+    let date = date.get_or_insert_with(crate::server::clock::date);
+    let mut repeats = worker.repeats.borrow_mut();
+    let Some(bytes) = repeats.get(index, fixed, is_head, date, count) else {
+        return Err(Close::Done);
+    };
+    let sent = match io.try_write(bytes) {
+        Ok(n) => n,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+        Err(_) => return Err(Close::Io),
+    };
+    if let Some(rest) = bytes.get(sent..).filter(|rest| !rest.is_empty()) {
+        if wbuf.capacity() == 0 {
+            *wbuf = worker.buffers.take_write();
+        }
+        wbuf.extend_from_slice(rest);
+    }
+    Ok(())
+}
+
 /// Writes `wbuf[*wpos..]` and then what the transport holds; clears the buffer once written.
 pub(super) fn poll_flush(
     io: &mut Transport,
@@ -278,4 +318,83 @@ fn stalled(
         return Poll::Ready(Err(Close::Done));
     }
     Poll::Pending
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixed_run::tests::{fixed, one_by_one};
+    use super::*;
+
+    /// Runs written to a socket whose send buffer is small and whose peer reads nothing, until
+    /// one is taken only in part (or not at all): the rest is queued in `wbuf`, and the peer
+    /// then reads every answer of every run, in order.
+    #[test]
+    fn what_the_socket_does_not_take_is_queued() {
+        use std::io::Read;
+        use std::sync::Arc;
+
+        use crate::server::ops::Ops;
+        use crate::server::shutdown::ShutdownSignal;
+
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            peer.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+            let (stream, _) = listener.accept().await.unwrap();
+            socket2::SockRef::from(&stream).set_send_buffer_size(4096).unwrap();
+            let mut io = Transport::Plain(stream);
+            let mut worker = crate::server::worker::tests_support::worker();
+            let fixed = fixed("Hello, World!".into());
+            let len = fixed.h1_len(false).unwrap();
+            std::rc::Rc::get_mut(&mut worker).unwrap().ops = Some(Arc::new(Ops {
+                health: None,
+                metrics: None,
+                shutdown: Arc::new(ShutdownSignal::default()),
+                fixed: vec![fixed],
+                fixed_h1: true,
+            }));
+            let (mut date, mut wbuf, mut runs) = (None, Vec::new(), 0);
+            while wbuf.is_empty() {
+                assert!(runs < 100_000, "the socket never filled");
+                let mut run = FixedRun::default();
+                for _ in 0..16 {
+                    assert!(run.extend(0, false, len));
+                }
+                send_run(&mut run, &mut io, &worker, &mut date, &mut wbuf).unwrap();
+                assert!(!run.is_pending());
+                runs += 1;
+            }
+            assert!(wbuf.len() <= 16 * len);
+            // One more run on the full socket (as after a flush that just finished): it is
+            // most likely refused whole (`WouldBlock`), and queued after the rest.
+            let mut run = FixedRun::default();
+            for _ in 0..16 {
+                assert!(run.extend(0, false, len));
+            }
+            let mut more = Vec::new();
+            send_run(&mut run, &mut io, &worker, &mut date, &mut more).unwrap();
+            wbuf.extend_from_slice(&more);
+            runs += 1;
+            let total = runs * 16 * len;
+            let reader = std::thread::spawn(move || {
+                let mut got = vec![0; total];
+                peer.read_exact(&mut got).map(|()| got)
+            });
+            let mut pos = 0;
+            while pos < wbuf.len() {
+                match io.try_write(&wbuf[pos..]) {
+                    Ok(n) => pos += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            let got = reader.join().unwrap().unwrap();
+            let fixed = &worker.ops.as_ref().unwrap().fixed[0];
+            let want = one_by_one(fixed, false, date.as_ref().unwrap(), runs * 16);
+            assert!(got == want, "the answers differ from the one-by-one answers");
+        });
+    }
 }

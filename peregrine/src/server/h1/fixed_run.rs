@@ -1,0 +1,198 @@
+//! Consecutive fixed answers on a plain connection, sent from one prepared copy.
+//!
+//! A pipelined batch of requests for a fixed answer (a balancer's probes, a poller, a
+//! benchmark) is answered with the same bytes again and again. Rather than copying each answer
+//! into the connection's write buffer, the connection counts them ([`FixedRun`]) and its flush
+//! writes them straight from the worker's copy of that answer repeated ([`Repeats`], rebuilt
+//! when the Date changes: once a second; the write is `write.rs`'s `send_run`). No copy per
+//! answer, and no per-connection buffer written: for a connection that keeps its buffers
+//! between batches, that buffer's lines are cold by the time it runs again.
+//!
+//! A run only starts when nothing else is queued, and anything else to be queued after it
+//! first copies the run into the write buffer (`ops.rs`'s `queue_run`), so the bytes leave in
+//! the order the requests came (RFC 9112 §9.3.2).
+
+use crate::date::ImfFixdate;
+use crate::server::fixed::Fixed;
+
+/// The most bytes a run covers (a longer batch goes on in the write buffer), and so about
+/// the size of each repeated answer a worker keeps.
+const RUN_BYTES: usize = 8 * 1024;
+
+/// Fixed answers counted but not yet written: `count` times answer `index` (its head alone
+/// when `is_head`). Eight bytes in every connection's future.
+#[derive(Debug, Default)]
+pub(super) struct FixedRun {
+    index: u32,
+    count: u16,
+    is_head: bool,
+}
+
+impl FixedRun {
+    /// Counts one more answer, if it extends the run (or starts one) and the run stays within
+    /// [`RUN_BYTES`]; the caller has nothing else queued when it starts one.
+    #[inline]
+    pub(super) fn extend(&mut self, index: usize, is_head: bool, len: usize) -> bool {
+        if self.count == 0 {
+            let Ok(index) = u32::try_from(index) else {
+                return false;
+            };
+            *self = FixedRun { index, count: 1, is_head };
+            return true;
+        }
+        let same = self.index as usize == index && self.is_head == is_head;
+        if same && (usize::from(self.count) + 1) * len <= RUN_BYTES {
+            self.count += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Whether answers are counted and not yet written.
+    #[inline]
+    pub(super) fn is_pending(&self) -> bool {
+        self.count != 0
+    }
+
+    /// Ends the run: its answers and how many.
+    #[inline]
+    pub(super) fn take(&mut self) -> Option<(usize, bool, usize)> {
+        let count = std::mem::take(&mut self.count);
+        (count != 0).then_some((self.index as usize, self.is_head, usize::from(count)))
+    }
+}
+
+/// A worker's fixed answers, each repeated as many times as a run covers, with one Date.
+#[derive(Debug, Default)]
+pub(crate) struct Repeats {
+    /// Per answer and method: `2 * index + is_head`.
+    slots: Vec<Option<Repeat>>,
+}
+
+#[derive(Debug)]
+struct Repeat {
+    date: ImfFixdate,
+    /// The answer, `copies` times.
+    bytes: Vec<u8>,
+    copies: usize,
+}
+
+impl Repeats {
+    /// `count` copies of `fixed`'s answer (its head alone when `is_head`) with `date`, or
+    /// `None` when it is not prepared (see [`Fixed::write_h1`]).
+    pub(crate) fn get(
+        &mut self,
+        index: usize,
+        fixed: &Fixed,
+        is_head: bool,
+        date: &ImfFixdate,
+        count: usize,
+    ) -> Option<&[u8]> {
+        let len = fixed.h1_len(is_head)?;
+        let slot = 2 * index + usize::from(is_head);
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        let repeat = &mut self.slots[slot];
+        let fresh = repeat.as_ref().is_some_and(|r| r.date == *date && r.copies >= count);
+        if !fresh {
+            // The run's bound, so a run never outgrows its copy; at least `count` anyway.
+            let copies = (RUN_BYTES / len.max(1)).max(count).max(1);
+            let mut bytes = repeat.take().map(|r| r.bytes).unwrap_or_default();
+            bytes.clear();
+            for _ in 0..copies {
+                fixed.write_h1(is_head, date, &mut bytes);
+            }
+            *repeat = Some(Repeat { date: *date, bytes, copies });
+        }
+        repeat.as_ref().map(|r| &r.bytes[..count * len])
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use http::header::{CONTENT_TYPE, HeaderValue};
+
+    use super::*;
+    use crate::response::Response;
+
+    fn date(secs: u64) -> ImfFixdate {
+        crate::date::format_imf_fixdate(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000 + secs),
+        )
+    }
+
+    pub(crate) fn fixed(body: String) -> Fixed {
+        let res =
+            Response::new(body).with_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        Fixed::new("/p", res).unwrap()
+    }
+
+    /// `count` answers written one by one, as the write buffer gets them.
+    pub(crate) fn one_by_one(
+        fixed: &Fixed,
+        is_head: bool,
+        date: &ImfFixdate,
+        count: usize,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..count {
+            assert!(fixed.write_h1(is_head, date, &mut out));
+        }
+        out
+    }
+
+    #[test]
+    fn a_run_extends_while_the_same_answer_fits() {
+        let len = 100;
+        // (answers, whether each extends the run)
+        type Case = (&'static [(usize, bool)], &'static [bool]);
+        let cases: &[Case] = &[
+            (&[(0, false), (0, false), (0, false)], &[true, true, true]),
+            (&[(0, false), (1, false)], &[true, false]),
+            (&[(0, false), (0, true)], &[true, false]),
+            (&[(2, true), (2, true), (2, false)], &[true, true, false]),
+        ];
+        for (answers, want) in cases {
+            let mut run = FixedRun::default();
+            let got: Vec<bool> =
+                answers.iter().map(|&(i, head)| run.extend(i, head, len)).collect();
+            assert_eq!(&got, want, "{answers:?}");
+        }
+        // Bounded by RUN_BYTES: 81 answers of 100 bytes fit, the 82nd does not.
+        let mut run = FixedRun::default();
+        let fitted = (0..200).take_while(|_| run.extend(0, false, len)).count();
+        assert_eq!(fitted, RUN_BYTES / len);
+        assert_eq!(run.take(), Some((0, false, RUN_BYTES / len)));
+        assert!(!run.is_pending());
+        assert_eq!(run.take(), None);
+        // An answer larger than the bound still runs alone.
+        let mut run = FixedRun::default();
+        assert!(run.extend(0, false, RUN_BYTES * 2));
+        assert!(!run.extend(0, false, RUN_BYTES * 2));
+    }
+
+    #[test]
+    fn repeated_answers_are_the_answers_written_one_by_one() {
+        let small = fixed("Hello, World!".into());
+        let large = fixed("x".repeat(RUN_BYTES + 5));
+        let mut repeats = Repeats::default();
+        for (index, fixed) in [(0, &small), (3, &large)] {
+            for is_head in [false, true] {
+                for secs in [0, 0, 1, 0] {
+                    let d = date(secs);
+                    for count in [1, 2, 7] {
+                        let count = count.min(RUN_BYTES / fixed.h1_len(is_head).unwrap()).max(1);
+                        let got = repeats.get(index, fixed, is_head, &d, count).unwrap();
+                        assert_eq!(got, one_by_one(fixed, is_head, &d, count), "{index} {count}");
+                    }
+                }
+            }
+        }
+        // A run as long as the bound allows is served from one build.
+        let len = small.h1_len(false).unwrap();
+        let most = RUN_BYTES / len;
+        let got = repeats.get(0, &small, false, &date(2), most).unwrap();
+        assert_eq!(got, one_by_one(&small, false, &date(2), most));
+    }
+}
