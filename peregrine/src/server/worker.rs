@@ -23,7 +23,7 @@ use super::idle::Slots;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
-use crate::http1::LastHead;
+use crate::http1::{LastHead, Limits};
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
@@ -58,6 +58,8 @@ impl Load {
 #[derive(Debug)]
 pub(crate) struct Worker {
     pub(crate) config: Config,
+    /// The HTTP/1.1 parser's limits (`Config::parser_limits`), the same for every connection.
+    pub(crate) parser_limits: Limits,
     pub(crate) buffers: BufPool,
     /// The access log function, if any.
     pub(crate) access_log: Option<AccessLog>,
@@ -102,6 +104,7 @@ impl Worker {
         load: Arc<Load>,
     ) -> Worker {
         Worker {
+            parser_limits: config.parser_limits(),
             config,
             buffers: BufPool::default(),
             access_log,

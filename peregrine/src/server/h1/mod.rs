@@ -44,9 +44,7 @@ use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1::encode::CONTINUE;
 use crate::http1::framing::{BodyLength, HostMemo, RequestFraming, request_framing_remembering};
-use crate::http1::{
-    EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status, TargetForm,
-};
+use crate::http1::{EMPTY_HEADER, HeadScanner, ParseError, RequestHead, Status, TargetForm};
 use crate::http2::conn::PREFACE;
 use crate::http2::upgrade::decode_settings_field;
 use crate::net::Transport;
@@ -226,7 +224,6 @@ pub(crate) fn serve<H: Handler>(
     started: Instant,
 ) -> impl Future<Output = ()> {
     let worker = admitted.worker.clone();
-    let limits = worker.config.parser_limits();
     let mut conn = Conn {
         io,
         peer,
@@ -234,7 +231,6 @@ pub(crate) fn serve<H: Handler>(
         worker,
         service,
         idle: admitted.idle,
-        limits,
         scanner: HeadScanner::new(),
         host: HostMemo::default(),
         wbuf: Vec::new(),
@@ -284,46 +280,52 @@ pub(crate) fn serve<H: Handler>(
     }
 }
 
+/// One connection's state, inside its task's future.
+///
+/// `repr(C)`, in this order: what every batch of requests touches first (the socket, the
+/// buffers, the parse and the wait; about four cache lines), then what a handler's requests
+/// and rarer paths need. With hundreds of connections a connection's lines are out of the
+/// L1 cache each time its turn comes, so each line the hot path spans is a miss per batch.
+#[repr(C)]
 struct Conn<H: Handler> {
     io: Transport,
-    /// The client: the TCP peer, or whom the balancer's PROXY header named.
-    peer: Peer,
+    wbuf: Vec<u8>,
     rbuf: BytesMut,
     worker: std::rc::Rc<Worker>,
-    service: std::rc::Rc<Service<H>>,
-    /// This connection's slot for [`Worker::watch_drain`].
-    idle: u32,
-    limits: Limits,
-    scanner: HeadScanner,
-    /// The last Host value found valid on this connection (checked once, not per request).
-    host: HostMemo,
-    wbuf: Vec<u8>,
     wpos: usize,
-    /// Fixed answers counted and not yet written (only while `wbuf` has nothing left to
-    /// write): the flush writes them, and anything queued after them copies them in first.
-    run: FixedRun,
-    /// The Date of the responses to the current batch.
-    date: Option<ImfFixdate>,
     /// The deadline `sleep` had when `wait_readable` last polled it with budget to spare: this
     /// task's waker is registered with the timer for that deadline until it fires, so a wait
     /// for the same deadline need not poll the timer again (~120 instructions per wait).
     timer_at: Option<Instant>,
+    /// Fixed answers counted and not yet written (only while `wbuf` has nothing left to
+    /// write): the flush writes them, and anything queued after them copies them in first.
+    run: FixedRun,
+    scanner: HeadScanner,
     /// This connection keeps its buffers while idle.
     holding: Holding,
-    /// `100 Continue` is owed: sent when the handler first wants body bytes none of which has
-    /// arrived (RFC 9110 §10.1.1).
-    cont: bool,
-    /// The request being answered asked to end the connection (`Connection: close`, or
-    /// HTTP/1.0 without keep-alive): after it the client sends nothing more.
-    client_close: bool,
-    /// The request-body source, made at the first request with a body.
-    body: Option<Arc<RequestBody>>,
-    /// The access log's record of the current request, when logging is on.
-    log: Option<Box<LogState>>,
+    /// This connection's slot for [`Worker::watch_drain`].
+    idle: u32,
     /// `step` answered a request itself (a fixed answer) before the step it returned: the
     /// request loop's next wait is then between requests (read there, not after every step,
     /// to keep the handlers' path free of it).
     answered: bool,
+    /// The request being answered asked to end the connection (`Connection: close`, or
+    /// HTTP/1.0 without keep-alive): after it the client sends nothing more.
+    client_close: bool,
+    /// `100 Continue` is owed: sent when the handler first wants body bytes none of which has
+    /// arrived (RFC 9110 §10.1.1).
+    cont: bool,
+    /// The Date of the responses to the current batch.
+    date: Option<ImfFixdate>,
+    /// The last Host value found valid on this connection (checked once, not per request).
+    host: HostMemo,
+    service: std::rc::Rc<Service<H>>,
+    /// The client: the TCP peer, or whom the balancer's PROXY header named.
+    peer: Peer,
+    /// The request-body source, made at the first request with a body.
+    body: Option<Arc<RequestBody>>,
+    /// The access log's record of the current request, when logging is on.
+    log: Option<Box<LogState>>,
 }
 
 /// This connection keeps its buffers while idle ([`super::buffers::BufPool::hold`]); the hold
@@ -475,7 +477,7 @@ impl<H: Handler> Conn<H> {
         if buf.is_empty() {
             return Next::Partial;
         }
-        let limits = self.limits;
+        let limits = self.worker.parser_limits;
         let fixed = self.worker.ops.as_deref().filter(|ops| ops.fixed_h1);
         // Uninitialised: no placeholder headers written per request (1.25 KiB of stores).
         let mut slots = [const { MaybeUninit::uninit() }; STACK_HEADERS];
@@ -940,19 +942,22 @@ impl<H: Handler> Conn<H> {
         if !self.io.has_buffered_read() {
             self.flush(sleep).await?;
         }
-        let Conn { io, rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
-        let (io, worker, idle) = (&*io, &*worker, *idle);
-        let keep_alive = worker.config.keep_alive_timeout;
+        let keep_alive = self.worker.config.keep_alive_timeout;
         // Between requests (no deadline given) the connection is idle: the longest-idle one
         // may be closed to admit a new connection at the limit.
         let between = deadline.is_none();
         let mut pending: Option<Instant> = None;
         // Poll functions rather than the `readable()` future: no waiter stored in this
-        // connection's future, which every idle connection carries.
-        let ready = poll_fn(|cx| {
-            if let Poll::Ready(ready) = io.poll_read_ready(cx) {
-                return Poll::Ready(ready.map_err(Close::from));
+        // connection's future, which every idle connection carries. A `move` closure holding
+        // one pointer to the connection, not one per field it uses: it is written into the
+        // future at every wait.
+        let this = &mut *self;
+        let (ready, idled) = poll_fn(move |cx| {
+            if let Poll::Ready(ready) = this.io.poll_read_ready(cx) {
+                return Poll::Ready((ready.map_err(Close::from), pending.is_some()));
             }
+            let Conn { rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = &mut *this;
+            let (worker, idle) = (&*worker, *idle);
             let deadline = *pending.get_or_insert_with(|| {
                 // A few connections per worker keep their buffers (a bounded amount of memory);
                 // the others hand them back, so idle connections cost no buffer.
@@ -978,7 +983,7 @@ impl<H: Handler> Conn<H> {
                 let budget = tokio::task::coop::has_budget_remaining();
                 while sleep.as_mut().poll(cx).is_ready() {
                     if Instant::now() >= deadline {
-                        return Poll::Ready(Err(Close::Done));
+                        return Poll::Ready((Err(Close::Done), true));
                     }
                     // The timer fired early (it is only ever pulled in, see `arm`): re-arm.
                     sleep.as_mut().reset(deadline);
@@ -989,15 +994,15 @@ impl<H: Handler> Conn<H> {
             // so does an eviction; inside a head it waits.
             if !partial {
                 if worker.stopping() || worker.evicted(idle) {
-                    return Poll::Ready(Err(Close::Done));
+                    return Poll::Ready((Err(Close::Done), true));
                 }
                 worker.watch(idle, cx.waker());
             }
             Poll::Pending
         })
         .await;
-        if between && pending.is_some() {
-            worker.go_busy(idle);
+        if between && idled {
+            self.worker.go_busy(self.idle);
         }
         ready
     }
