@@ -19,8 +19,9 @@ use crate::http1::encode::{ResponseHeadOut, encode_head_typed};
 use crate::http1::framing::response_body;
 use crate::response::{HeaderList, Response};
 
-/// Bodies up to this size are prepared with their head and copied per answer; larger ones go
-/// through the general encoder, which writes them from their `Bytes` without a copy.
+/// Bodies up to this size are prepared with their head and copied per answer (or, for a
+/// pipelined run of answers, written from the worker's repeated copy: `h1::fixed_run`); larger
+/// ones go through the general encoder, which writes them from their `Bytes` without a copy.
 const PREPARED_BODY_MAX: usize = 16 * 1024;
 
 /// The `Date` line the prepared head is encoded with; its 29-byte value is overwritten per
