@@ -240,6 +240,70 @@ fn runs_of_fixed_answers_keep_their_order_and_bytes() {
     server.shutdown_now();
 }
 
+/// Pipelined requests of every kind, written in pieces of random sizes (so runs of fixed
+/// answers start and end anywhere, and heads are split mid-run): every answer arrives in
+/// order, each equal to the single answer. Three seeds of a fixed generator, so a failure
+/// repeats.
+#[test]
+fn pipelined_requests_in_random_pieces_are_answered_in_order() {
+    let server = fixed_server(test_config(), false);
+    let single = |request: &[u8], head: bool| {
+        let mut c = RawClient::connect(server.local_addr());
+        c.send(request);
+        masked(c.response_to(head).unwrap())
+    };
+    let head_plain = b"HEAD /plaintext HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    let kinds: Vec<(Vec<u8>, bool, Option<RawResponse>)> = vec![
+        (get("/plaintext"), false, Some(single(&get("/plaintext"), false))),
+        (get("/plaintext"), false, Some(single(&get("/plaintext"), false))),
+        (get("/plaintext"), false, Some(single(&get("/plaintext"), false))),
+        (head_plain.clone(), true, Some(single(&head_plain, true))),
+        (get("/big"), false, Some(single(&get("/big"), false))),
+        (get("/plaintext?v=2"), false, Some(single(&get("/plaintext?v=2"), false))),
+        (get("/app"), false, None),
+    ];
+    for seed in [1u64, 7, 1234] {
+        let mut state = seed;
+        let mut next = |n: u64| {
+            // xorshift64: a fixed sequence per seed.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let picks: Vec<usize> = (0..600).map(|_| next(kinds.len() as u64) as usize).collect();
+        let batch: Vec<u8> = picks.iter().flat_map(|&k| kinds[k].0.clone()).collect();
+        let mut pieces = Vec::new();
+        let mut at = 0;
+        while at < batch.len() {
+            let n = (1 + next(300) as usize).min(batch.len() - at);
+            pieces.push(batch[at..at + n].to_vec());
+            at += n;
+        }
+        let mut c = RawClient::connect(server.local_addr());
+        let mut writer = c.tcp().try_clone().unwrap();
+        let sender = std::thread::spawn(move || {
+            for (i, piece) in pieces.iter().enumerate() {
+                io::Write::write_all(&mut writer, piece)?;
+                if i % 8 == 0 {
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+            }
+            Ok::<_, io::Error>(())
+        });
+        for (i, &k) in picks.iter().enumerate() {
+            let (_, head, want) = &kinds[k];
+            let got = masked(c.response_to(*head).expect("an answer"));
+            match want {
+                Some(want) => assert_eq!(&got, want, "seed {seed}, answer {i}"),
+                None => assert_eq!(got.body, b"app GET /app 0", "seed {seed}, answer {i}"),
+            }
+        }
+        sender.join().unwrap().unwrap();
+    }
+    server.shutdown_now();
+}
+
 /// A client that pipelines fixed answers in small batches (a run each) and starts reading
 /// late, with a small receive window: every answer arrives, in order. (The write a socket
 /// takes only in part is `h1::fixed_run`'s unit test: here the loopback's send buffer grows
