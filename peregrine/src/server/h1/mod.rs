@@ -931,80 +931,103 @@ impl<H: Handler> Conn<H> {
     /// Only a wait that pends makes the connection idle: then, when no partial head is
     /// buffered, its buffers go back to the pool, and the timer is armed. When bytes are
     /// already readable, neither buffers nor timer nor clock are touched.
-    async fn wait_readable(
-        &mut self,
-        sleep: &mut Pin<&mut Sleep>,
+    ///
+    /// One poll function for the flush and the wait, not an `async fn` awaiting two: the
+    /// connection's future then keeps one small state for the whole wait, which it reads again
+    /// at every wake-up.
+    fn wait_readable<'a>(
+        &'a mut self,
+        sleep: &'a mut Pin<&mut Sleep>,
         deadline: Option<Instant>,
         partial: bool,
-    ) -> Result<(), Close> {
+    ) -> impl Future<Output = Result<(), Close>> + 'a {
         // Bytes TLS already decrypted mean no wait: what is queued (responses, the session
         // tickets) leaves with the answers to them, in one write.
-        if !self.io.has_buffered_read() {
-            self.flush(sleep).await?;
-        }
-        let keep_alive = self.worker.config.keep_alive_timeout;
+        let mut flushed = self.io.has_buffered_read();
+        let mut armed = false;
         // Between requests (no deadline given) the connection is idle: the longest-idle one
         // may be closed to admit a new connection at the limit.
         let between = deadline.is_none();
         let mut pending: Option<Instant> = None;
         // Poll functions rather than the `readable()` future: no waiter stored in this
         // connection's future, which every idle connection carries. A `move` closure holding
-        // one pointer to the connection, not one per field it uses: it is written into the
-        // future at every wait.
-        let this = &mut *self;
-        let (ready, idled) = poll_fn(move |cx| {
-            if let Poll::Ready(ready) = this.io.poll_read_ready(cx) {
-                return Poll::Ready((ready.map_err(Close::from), pending.is_some()));
+        // one pointer to the connection, not one per field it uses.
+        let this = self;
+        poll_fn(move |cx| {
+            if !flushed {
+                ready!(this.poll_flush_all(sleep, &mut armed, cx))?;
+                flushed = true;
             }
-            let Conn { rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = &mut *this;
-            let (worker, idle) = (&*worker, *idle);
-            let deadline = *pending.get_or_insert_with(|| {
-                // A few connections per worker keep their buffers (a bounded amount of memory);
-                // the others hand them back, so idle connections cost no buffer.
-                if !partial && holding.0.is_none() && !worker.buffers.hold() {
-                    release_buffers(rbuf, worker, wbuf, wpos);
-                } else if !partial && holding.0.is_none() {
-                    holding.0 = Some(worker.clone());
-                }
-                if between {
-                    worker.go_idle(idle);
-                }
-                let deadline = deadline.unwrap_or_else(|| Instant::now() + keep_alive);
-                if arm(sleep, deadline) {
-                    *timer_at = None;
-                }
-                deadline
-            });
-            // This task's waker is registered with the timer once it was polled with budget
-            // left (tokio's coop can make a poll return early without registering), and stays
-            // so until the timer fires (`is_elapsed`) or is reset (which changes the deadline,
-            // or `arm` clears `timer_at`).
-            if *timer_at != Some(sleep.deadline()) || sleep.is_elapsed() {
-                let budget = tokio::task::coop::has_budget_remaining();
-                while sleep.as_mut().poll(cx).is_ready() {
-                    if Instant::now() >= deadline {
-                        return Poll::Ready((Err(Close::Done), true));
-                    }
-                    // The timer fired early (it is only ever pulled in, see `arm`): re-arm.
-                    sleep.as_mut().reset(deadline);
-                }
-                *timer_at = budget.then(|| sleep.deadline());
+            let ready = match this.io.poll_read_ready(cx) {
+                Poll::Ready(ready) => ready.map_err(Close::from),
+                Poll::Pending => match this.poll_wait(sleep, deadline, partial, &mut pending, cx) {
+                    Poll::Ready(closed) => Err(closed),
+                    Poll::Pending => return Poll::Pending,
+                },
+            };
+            if between && pending.is_some() {
+                this.worker.go_busy(this.idle);
             }
-            // Between requests, the end of a drain's grace period closes the connection, and
-            // so does an eviction; inside a head it waits.
-            if !partial {
-                if worker.stopping() || worker.evicted(idle) {
-                    return Poll::Ready((Err(Close::Done), true));
-                }
-                worker.watch(idle, cx.waker());
-            }
-            Poll::Pending
+            Poll::Ready(ready)
         })
-        .await;
-        if between && idled {
-            self.worker.go_busy(self.idle);
+    }
+
+    /// The wait's side when the socket is not readable: the first time, the connection goes
+    /// idle (buffers, idle order, timer); then the deadline, the drain and eviction are
+    /// checked. `Ready` only to close.
+    fn poll_wait(
+        &mut self,
+        sleep: &mut Pin<&mut Sleep>,
+        deadline: Option<Instant>,
+        partial: bool,
+        pending: &mut Option<Instant>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Close> {
+        let Conn { rbuf, worker, wbuf, wpos, idle, timer_at, holding, .. } = self;
+        let (worker, idle) = (&*worker, *idle);
+        let between = deadline.is_none();
+        let deadline = *pending.get_or_insert_with(|| {
+            // A few connections per worker keep their buffers (a bounded amount of memory);
+            // the others hand them back, so idle connections cost no buffer.
+            if !partial && holding.0.is_none() && !worker.buffers.hold() {
+                release_buffers(rbuf, worker, wbuf, wpos);
+            } else if !partial && holding.0.is_none() {
+                holding.0 = Some(worker.clone());
+            }
+            if between {
+                worker.go_idle(idle);
+            }
+            let deadline =
+                deadline.unwrap_or_else(|| Instant::now() + worker.config.keep_alive_timeout);
+            if arm(sleep, deadline) {
+                *timer_at = None;
+            }
+            deadline
+        });
+        // This task's waker is registered with the timer once it was polled with budget
+        // left (tokio's coop can make a poll return early without registering), and stays
+        // so until the timer fires (`is_elapsed`) or is reset (which changes the deadline,
+        // or `arm` clears `timer_at`).
+        if *timer_at != Some(sleep.deadline()) || sleep.is_elapsed() {
+            let budget = tokio::task::coop::has_budget_remaining();
+            while sleep.as_mut().poll(cx).is_ready() {
+                if Instant::now() >= deadline {
+                    return Poll::Ready(Close::Done);
+                }
+                // The timer fired early (it is only ever pulled in, see `arm`): re-arm.
+                sleep.as_mut().reset(deadline);
+            }
+            *timer_at = budget.then(|| sleep.deadline());
         }
-        ready
+        // Between requests, the end of a drain's grace period closes the connection, and
+        // so does an eviction; inside a head it waits.
+        if !partial {
+            if worker.stopping() || worker.evicted(idle) {
+                return Poll::Ready(Close::Done);
+            }
+            worker.watch(idle, cx.waker());
+        }
+        Poll::Pending
     }
 
     /// Reads what the socket has. `Ok(false)` at end of stream.

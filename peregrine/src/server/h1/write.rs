@@ -34,13 +34,22 @@ impl<H: Handler> Conn<H> {
         sleep: &'a mut Pin<&mut Sleep>,
     ) -> impl Future<Output = Result<(), Close>> + 'a {
         let mut armed = false;
-        poll_fn(move |cx| {
-            let Conn { io, worker, wbuf, wpos, run, date, .. } = &mut *self;
-            if run.is_pending() {
-                send_run(run, io, worker, date, wbuf)?;
-            }
-            poll_flush(io, wbuf, wpos, worker, sleep, &mut armed, cx)
-        })
+        poll_fn(move |cx| self.poll_flush_all(sleep, &mut armed, cx))
+    }
+
+    /// The flush as a poll function: a run of fixed answers, the write buffer, then what the
+    /// transport holds.
+    pub(super) fn poll_flush_all(
+        &mut self,
+        sleep: &mut Pin<&mut Sleep>,
+        armed: &mut bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Close>> {
+        let Conn { io, worker, wbuf, wpos, run, date, .. } = &mut *self;
+        if run.is_pending() {
+            send_run(run, io, worker, date, wbuf)?;
+        }
+        poll_flush(io, wbuf, wpos, worker, sleep, armed, cx)
     }
 
     fn write_all<'a>(
