@@ -71,6 +71,13 @@ fn masked(mut res: RawResponse) -> RawResponse {
     res
 }
 
+/// The answer to `request` sent alone on a fresh connection, its Date masked.
+fn single(server: &ServerHandle, request: &[u8], head: bool) -> RawResponse {
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(request);
+    masked(c.response_to(head).unwrap())
+}
+
 #[test]
 fn a_fixed_answer_is_the_handlers_response_byte_for_byte() {
     let prepared = fixed_server(test_config(), false);
@@ -192,15 +199,11 @@ fn a_long_pipelined_batch_is_answered_in_order() {
 #[test]
 fn runs_of_fixed_answers_keep_their_order_and_bytes() {
     let server = fixed_server(test_config(), false);
-    let single = |request: &[u8], head: bool| {
-        let mut c = RawClient::connect(server.local_addr());
-        c.send(request);
-        masked(c.response_to(head).unwrap())
-    };
     let get_plain = get("/plaintext");
     let head_plain = b"HEAD /plaintext HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
-    let (want_get, want_head) = (single(&get_plain, false), single(&head_plain, true));
-    let want_big = single(&get("/big"), false);
+    let (want_get, want_head) =
+        (single(&server, &get_plain, false), single(&server, &head_plain, true));
+    let want_big = single(&server, &get("/big"), false);
     assert_eq!(want_get.body, b"Hello, World!");
     // (request, HEAD, the answer expected; None: the handler's), in runs of these lengths.
     let app = get("/app");
@@ -247,19 +250,15 @@ fn runs_of_fixed_answers_keep_their_order_and_bytes() {
 #[test]
 fn pipelined_requests_in_random_pieces_are_answered_in_order() {
     let server = fixed_server(test_config(), false);
-    let single = |request: &[u8], head: bool| {
-        let mut c = RawClient::connect(server.local_addr());
-        c.send(request);
-        masked(c.response_to(head).unwrap())
-    };
     let head_plain = b"HEAD /plaintext HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    let plain = single(&server, &get("/plaintext"), false);
     let kinds: Vec<(Vec<u8>, bool, Option<RawResponse>)> = vec![
-        (get("/plaintext"), false, Some(single(&get("/plaintext"), false))),
-        (get("/plaintext"), false, Some(single(&get("/plaintext"), false))),
-        (get("/plaintext"), false, Some(single(&get("/plaintext"), false))),
-        (head_plain.clone(), true, Some(single(&head_plain, true))),
-        (get("/big"), false, Some(single(&get("/big"), false))),
-        (get("/plaintext?v=2"), false, Some(single(&get("/plaintext?v=2"), false))),
+        (get("/plaintext"), false, Some(plain.clone())),
+        (get("/plaintext"), false, Some(plain.clone())),
+        (get("/plaintext"), false, Some(plain)),
+        (head_plain.clone(), true, Some(single(&server, &head_plain, true))),
+        (get("/big"), false, Some(single(&server, &get("/big"), false))),
+        (get("/plaintext?v=2"), false, Some(single(&server, &get("/plaintext?v=2"), false))),
         (get("/app"), false, None),
     ];
     for seed in [1u64, 7, 1234] {

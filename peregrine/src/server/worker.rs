@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 use super::access_log::AccessLog;
 use super::buffers::BufPool;
 use super::config::Config;
+use super::fixed::Fixed;
 use super::h1::fixed_run::Repeats;
 use super::h1::template::HeadTemplate;
 use super::idle::Slots;
@@ -96,6 +97,12 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
+    /// The fixed answer `index` (`Server::fixed`), when the server has it.
+    #[inline]
+    pub(crate) fn fixed(&self, index: usize) -> Option<&Fixed> {
+        self.ops.as_deref().and_then(|ops| ops.fixed.get(index))
+    }
+
     /// Worker `index` of those sharing `load`, with no connection yet.
     pub(crate) fn new(
         config: Config,

@@ -4,13 +4,13 @@
 //! benchmark) is answered with the same bytes again and again. Rather than copying each answer
 //! into the connection's write buffer, the connection counts them ([`FixedRun`]) and its flush
 //! writes them straight from the worker's copy of that answer repeated ([`Repeats`], rebuilt
-//! when the Date changes: once a second; the write is `write.rs`'s `send_run`). No copy per
+//! when the Date changes: once a second; the write is `write.rs`'s `write_run`). No copy per
 //! answer, and no per-connection buffer written: for a connection that keeps its buffers
 //! between batches, that buffer's lines are cold by the time it runs again.
 //!
 //! A run only starts when nothing else is queued, and anything else to be queued after it
-//! first copies the run into the write buffer (`ops.rs`'s `queue_run`), so the bytes leave in
-//! the order the requests came (RFC 9112 §9.3.2).
+//! first copies the run into the write buffer (`write_run` again, writing nothing), so the
+//! bytes leave in the order the requests came (RFC 9112 §9.3.2).
 
 use crate::date::ImfFixdate;
 use crate::server::fixed::Fixed;
@@ -97,7 +97,7 @@ impl Repeats {
         let fresh = repeat.as_ref().is_some_and(|r| r.date == *date && r.copies >= count);
         if !fresh {
             // The run's bound, so a run never outgrows its copy; at least `count` anyway.
-            let copies = (RUN_BYTES / len.max(1)).max(count).max(1);
+            let copies = (RUN_BYTES / len.max(1)).max(count);
             let mut bytes = repeat.take().map(|r| r.bytes).unwrap_or_default();
             bytes.clear();
             for _ in 0..copies {

@@ -436,7 +436,7 @@ impl<H: Handler> Conn<H> {
             // A run of fixed answers stays counted only while the connection waits for more
             // bytes (the flush before the wait writes it); whatever else is queued goes after it.
             if !matches!(next, Next::Partial) {
-                self.queue_fixed_run();
+                self.queue_fixed_run()?;
             }
             match next {
                 Next::Request { spans, framing, len } => break (spans, framing, len),

@@ -1,13 +1,11 @@
 //! Requests the server answers itself on an HTTP/1.1 connection (health, metrics, fixed
 //! answers; see `server::ops`), without starting a handler.
 
-use super::fixed_run::FixedRun;
+use super::write::write_run;
 use super::{Close, Conn, Step};
-use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1::framing::{BodyLength, RequestFraming};
 use crate::request::HeadSpans;
-use crate::server::worker::Worker;
 use crate::{Method, Version};
 
 impl<H: Handler> Conn<H> {
@@ -58,10 +56,9 @@ impl<H: Handler> Conn<H> {
     /// Copies a run of fixed answers still counted into the write buffer: something else is
     /// queued after them.
     #[inline]
-    pub(super) fn queue_fixed_run(&mut self) {
-        if self.run.is_pending() {
-            queue_run(&mut self.run, &self.worker, &mut self.date, &mut self.wbuf);
-        }
+    pub(super) fn queue_fixed_run(&mut self) -> Result<(), Close> {
+        let Conn { run, worker, date, wbuf, .. } = self;
+        if run.is_pending() { write_run(run, None, worker, date, wbuf) } else { Ok(()) }
     }
 
     /// Answers an HTTP/1.1 keep-alive `GET` or `HEAD` with the fixed answer `index` (see
@@ -74,24 +71,24 @@ impl<H: Handler> Conn<H> {
         is_head: bool,
     ) -> Result<Step<H::Future>, Close> {
         let Conn { io, worker, wbuf, wpos, run, date, .. } = &mut *self;
-        let Some(fixed) = worker.ops.as_deref().and_then(|ops| ops.fixed.get(index)) else {
+        let Some(fixed) = worker.fixed(index) else {
             return Err(Close::Done);
         };
         let keep_alive = !worker.draining();
+        // On plain TCP with nothing else queued the answer is counted, not copied: the flush
+        // writes the run from the worker's copy (`fixed_run.rs`).
+        if keep_alive
+            && io.is_plain()
+            && *wpos >= wbuf.len()
+            && let Some(len) = fixed.h1_len(is_head)
+            && run.extend(index, is_head, len)
+        {
+            return Ok(Step::Next);
+        }
+        if run.is_pending() {
+            write_run(run, None, worker, date, wbuf)?;
+        }
         if keep_alive {
-            // On plain TCP with nothing else queued the answer is counted, not copied: the
-            // flush writes the run from the worker's copy (`fixed_run.rs`).
-            if io.is_plain() && *wpos >= wbuf.len() {
-                if let Some(len) = fixed.h1_len(is_head) {
-                    if run.extend(index, is_head, len) {
-                        date.get_or_insert_with(crate::server::clock::date);
-                        return Ok(Step::Next);
-                    }
-                }
-            }
-            if run.is_pending() {
-                queue_run(run, worker, date, wbuf);
-            }
             if wbuf.capacity() == 0 {
                 *wbuf = worker.buffers.take_write();
             }
@@ -100,38 +97,11 @@ impl<H: Handler> Conn<H> {
                 return Ok(Step::Next);
             }
         }
-        self.queue_fixed_run();
-        let Some(fixed) = self.worker.ops.as_deref().and_then(|ops| ops.fixed.get(index)) else {
-            return Err(Close::Done);
-        };
         let mut res = fixed.response();
         match self.encode_response(&mut res, is_head, Version::Http11, keep_alive)? {
             (None, _) => Ok(if keep_alive { Step::Next } else { Step::Stop }),
             // Prepared answers have short bodies, copied whole; never streamed.
             (Some(_), _) => Err(Close::Done),
         }
-    }
-}
-
-/// Copies `run` into `wbuf`, ahead of what is queued next.
-#[cold]
-fn queue_run(
-    run: &mut FixedRun,
-    worker: &Worker,
-    date: &mut Option<ImfFixdate>,
-    wbuf: &mut Vec<u8>,
-) {
-    let Some((index, is_head, count)) = run.take() else {
-        return;
-    };
-    let Some(fixed) = worker.ops.as_deref().and_then(|ops| ops.fixed.get(index)) else {
-        return;
-    };
-    if wbuf.capacity() == 0 {
-        *wbuf = worker.buffers.take_write();
-    }
-    let date = date.get_or_insert_with(crate::server::clock::date);
-    for _ in 0..count {
-        fixed.write_h1(is_head, date, wbuf);
     }
 }

@@ -47,7 +47,7 @@ impl<H: Handler> Conn<H> {
     ) -> Poll<Result<(), Close>> {
         let Conn { io, worker, wbuf, wpos, run, date, .. } = &mut *self;
         if run.is_pending() {
-            send_run(run, io, worker, date, wbuf)?;
+            write_run(run, Some(io), worker, date, wbuf)?;
         }
         poll_flush(io, wbuf, wpos, worker, sleep, armed, cx)
     }
@@ -211,11 +211,12 @@ fn read_signalled(stream: &tokio::net::TcpStream) -> bool {
 }
 
 /// Writes `run` straight from the worker's repeated copy of its answer (with the batch's
-/// `date`), as one write; what the socket does not take now is copied into `wbuf`, for the
-/// flush to finish with its write timeout.
-fn send_run(
+/// `date`), as one write to `io`; what the socket does not take now is copied into `wbuf`, for
+/// the flush to finish with its write timeout. Without `io` the whole run is copied into
+/// `wbuf`: something else is about to be queued after it.
+pub(super) fn write_run(
     run: &mut FixedRun,
-    io: &mut Transport,
+    io: Option<&mut Transport>,
     worker: &Worker,
     date: &mut Option<ImfFixdate>,
     wbuf: &mut Vec<u8>,
@@ -223,7 +224,7 @@ fn send_run(
     let Some((index, is_head, count)) = run.take() else {
         return Ok(());
     };
-    let Some(fixed) = worker.ops.as_deref().and_then(|ops| ops.fixed.get(index)) else {
+    let Some(fixed) = worker.fixed(index) else {
         return Err(Close::Done);
     };
     let date = date.get_or_insert_with(crate::server::clock::date);
@@ -231,10 +232,11 @@ fn send_run(
     let Some(bytes) = repeats.get(index, fixed, is_head, date, count) else {
         return Err(Close::Done);
     };
-    let sent = match io.try_write(bytes) {
-        Ok(n) => n,
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
-        Err(_) => return Err(Close::Io),
+    let sent = match io.map(|io| io.try_write(bytes)) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => 0,
+        Some(Err(_)) => return Err(Close::Io),
     };
     if let Some(rest) = bytes.get(sent..).filter(|rest| !rest.is_empty()) {
         if wbuf.capacity() == 0 {
@@ -370,7 +372,7 @@ mod tests {
                 for _ in 0..16 {
                     assert!(run.extend(0, false, len));
                 }
-                send_run(&mut run, &mut io, &worker, &mut date, &mut wbuf).unwrap();
+                write_run(&mut run, Some(&mut io), &worker, &mut date, &mut wbuf).unwrap();
                 assert!(!run.is_pending());
                 runs += 1;
             }
@@ -382,7 +384,7 @@ mod tests {
                 assert!(run.extend(0, false, len));
             }
             let mut more = Vec::new();
-            send_run(&mut run, &mut io, &worker, &mut date, &mut more).unwrap();
+            write_run(&mut run, Some(&mut io), &worker, &mut date, &mut more).unwrap();
             wbuf.extend_from_slice(&more);
             runs += 1;
             let total = runs * 16 * len;
