@@ -370,6 +370,106 @@ fn after_fixed_answers_the_timeouts_are_those_between_requests() {
     server.shutdown_now();
 }
 
+/// A batch of fixed answers alone, far larger than a read and than the socket's buffers: the
+/// loop reads it in turns, flushes as the answers pile up, and hands the connection to a task
+/// when the socket is full; every answer arrives, in order.
+#[test]
+fn a_long_batch_of_fixed_answers_alone_is_answered_in_order() {
+    let server = fixed_server(test_config(), false);
+    let mut c = RawClient::connect(server.local_addr());
+    let paths = |i: usize| if i % 7 == 0 { "/big" } else { "/plaintext" };
+    let batch: Vec<u8> = (0..20_000).flat_map(|i| get(paths(i))).collect();
+    let mut writer = c.tcp().try_clone().unwrap();
+    let sender = std::thread::spawn(move || io::Write::write_all(&mut writer, &batch));
+    for i in 0..20_000 {
+        let res = c.response();
+        match paths(i) {
+            "/big" => assert_eq!(res.body.len(), 9000, "{i}"),
+            _ => assert_eq!(res.body, b"Hello, World!", "{i}"),
+        }
+    }
+    sender.join().unwrap().unwrap();
+    c.send(&get("/plaintext"));
+    assert_eq!(c.response().body, b"Hello, World!");
+    server.shutdown_now();
+}
+
+/// A connection served by the worker's fixed-answer loop keeps the same deadlines as one on a
+/// task (the loop checks them in periods of an eighth of the shorter timeout): idle past the
+/// keep-alive timeout it is closed, not before; silent from the accept, the header timeout
+/// closes it.
+#[test]
+fn idle_fixed_answer_connections_close_at_their_timeouts() {
+    let config = Config {
+        header_read_timeout: Duration::from_millis(400),
+        keep_alive_timeout: Duration::from_millis(800),
+        ..test_config()
+    };
+    let server = fixed_server(config, false);
+    let mut idle = RawClient::connect(server.local_addr());
+    idle.send(&get("/plaintext"));
+    assert_eq!(idle.response().body, b"Hello, World!");
+    let answered = std::time::Instant::now();
+    let mut silent = RawClient::connect(server.local_addr());
+    let accepted = std::time::Instant::now();
+    assert!(silent.closed_within(Duration::from_secs(3)), "never closed");
+    let waited = accepted.elapsed();
+    assert!(
+        (Duration::from_millis(400)..Duration::from_millis(1400)).contains(&waited),
+        "{waited:?}"
+    );
+    assert!(idle.closed_within(Duration::from_secs(3)), "never closed");
+    let waited = answered.elapsed();
+    assert!(
+        (Duration::from_millis(800)..Duration::from_millis(1800)).contains(&waited),
+        "{waited:?}"
+    );
+    server.shutdown_now();
+}
+
+/// At the connection limit, a connection idle after fixed answers is closed to admit a new
+/// one, as an idle connection on a task is (once it has been idle for the loop's period).
+#[test]
+fn at_the_limit_an_idle_fixed_answer_connection_makes_room() {
+    let config = Config {
+        max_connections: 2,
+        header_read_timeout: Duration::from_secs(1),
+        keep_alive_timeout: Duration::from_secs(5),
+        ..test_config()
+    };
+    let server = fixed_server(config, false);
+    let mut a = RawClient::connect(server.local_addr());
+    let mut b = RawClient::connect(server.local_addr());
+    for c in [&mut a, &mut b] {
+        c.send(&get("/plaintext"));
+        assert_eq!(c.response().body, b"Hello, World!");
+    }
+    // Past two periods of 125 ms: both are in the idle list, `a` first.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&get("/plaintext"));
+    assert_eq!(c.response().body, b"Hello, World!");
+    assert!(a.closed_within(Duration::from_secs(2)), "the longest idle makes room");
+    b.send(&get("/plaintext"));
+    assert_eq!(b.response().body, b"Hello, World!");
+    server.shutdown_now();
+}
+
+/// A client that sends its requests and then shuts its side gets every answer before the
+/// connection closes.
+#[test]
+fn a_client_that_shuts_its_side_gets_its_answers() {
+    let server = fixed_server(test_config(), false);
+    let mut c = RawClient::connect(server.local_addr());
+    c.send(&[get("/plaintext"), get("/big"), get("/plaintext")].concat());
+    c.tcp().shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(c.response().body, b"Hello, World!");
+    assert_eq!(c.response().body.len(), 9000);
+    assert_eq!(c.response().body, b"Hello, World!");
+    assert!(c.closed_within(Duration::from_secs(2)), "closed after the answers");
+    server.shutdown_now();
+}
+
 #[test]
 fn during_a_drain_a_fixed_answer_closes_the_connection() {
     let config = Config { drain_grace: Duration::from_millis(500), ..test_config() };

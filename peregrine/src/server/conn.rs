@@ -12,6 +12,8 @@ use bytes::BytesMut;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::h1::Opening;
+use super::h1::fixed_loop::FixedLoop;
 use super::proxy::{ProxyProtocol, ReadError, read_header};
 use super::slots::Service;
 use super::worker::Admitted;
@@ -23,15 +25,23 @@ use crate::request::Peer;
 /// Starts serving one accepted connection, as a task of the worker, until it closes.
 ///
 /// Plain TCP runs the HTTP/1.1 loop's future directly as the task, so an idle plain
-/// connection carries nothing more; a TLS connection's task runs the handshake first.
+/// connection carries nothing more; a TLS connection's task runs the handshake first. With
+/// `fixed_loop` (the worker's, see `h1::fixed_loop`) a plain connection starts there instead.
 pub(crate) fn start<H: Handler>(
     stream: TcpStream,
     peer: SocketAddr,
     tls: Option<Arc<rustls::ServerConfig>>,
-    service: Rc<Service<H>>,
+    service: &Rc<Service<H>>,
     admitted: Admitted,
+    fixed_loop: Option<&FixedLoop<H>>,
 ) {
     let accepted = Instant::now();
+    // The worker's loop for plain connections answered by fixed answers, while they are.
+    if let (None, Some(fixed_loop)) = (&tls, fixed_loop) {
+        fixed_loop.insert(stream, peer, admitted, accepted);
+        return;
+    }
+    let service = service.clone();
     if let Some(proxy) = admitted.worker.proxy.clone() {
         let conn = serve_proxied(stream, peer, proxy, tls, service, admitted, accepted);
         tokio::task::spawn_local(conn);
@@ -43,7 +53,8 @@ pub(crate) fn start<H: Handler>(
             // HTTP/1.1, which hands the connection over to HTTP/2 if the client asks.
             let io = Transport::Plain(stream);
             let input = BytesMut::new();
-            tokio::task::spawn_local(h1::serve(io, peer, input, service, admitted, accepted));
+            let conn = h1::serve(io, peer, input, service, admitted, Opening::fresh(accepted));
+            tokio::task::spawn_local(conn);
         }
         Some(config) => {
             let early = BytesMut::new();
@@ -90,7 +101,10 @@ async fn serve_proxied<H: Handler>(
     };
     let peer = Peer::Proxied(Arc::new(info));
     match tls {
-        None => h1::serve(Transport::Plain(stream), peer, buf, service, admitted, accepted).await,
+        None => {
+            let io = Transport::Plain(stream);
+            h1::serve(io, peer, buf, service, admitted, Opening::fresh(accepted)).await;
+        }
         Some(config) => serve_tls(stream, peer, buf, config, service, admitted, accepted).await,
     }
 }
@@ -124,7 +138,8 @@ async fn serve_tls<H: Handler>(
     }
     // A TLS connection never switches to HTTP/2 by preface or Upgrade (RFC 9113 §3.2: ALPN
     // decides): the HTTP/1.1 loop only does so on plain TCP.
-    h1::serve(io, peer, BytesMut::new(), service, admitted, Instant::now()).await;
+    let (buf, now) = (BytesMut::new(), Instant::now());
+    h1::serve(io, peer, buf, service, admitted, Opening::fresh(now)).await;
 }
 
 /// Runs the TLS handshake until `deadline`. `None`: it failed or timed out, and the connection
@@ -174,7 +189,8 @@ mod tests {
             let service = Rc::new(Service::new(|_req: Request| async { "Hello, World!" }));
             let (io, peer) = (Transport::Plain(stream), Peer::Direct(peer));
             let buf = BytesMut::new();
-            let fut = h1::serve(io, peer, buf, service, Admitted::new(worker()), Instant::now());
+            let admitted = Admitted::new(worker());
+            let fut = h1::serve(io, peer, buf, service, admitted, Opening::fresh(Instant::now()));
             let size = std::mem::size_of_val(&fut);
             eprintln!("connection future: {size} bytes");
             // 3,160 bytes first, 1,752 after the poll-fn rewrites, 920 since the handler's

@@ -295,6 +295,14 @@ impl Server {
     /// or calling a handler: about a third of the instructions of a handler answering the same
     /// bytes (BENCHMARKS.md). Meant for a few paths; they are compared in turn.
     ///
+    /// A worker with fixed answers serves its plain-TCP connections from one loop while they
+    /// ask only for fixed answers, without a task per connection; the first other request
+    /// moves the connection to a task of its own for the rest of its life. The loop checks its
+    /// connections' timeouts every eighth of the shorter of `keep_alive_timeout` and
+    /// `header_read_timeout` (between 10 ms and 1 s), so each closes up to that much after its
+    /// deadline, and an idle one becomes a candidate to make room at `max_connections` once it
+    /// has been idle that long.
+    ///
     /// # Errors
     /// Starting the server ([`Server::spawn`], [`Server::run`]) fails with `InvalidInput` when
     /// `path` does not start with `/`, is answered already (twice here, or by

@@ -15,6 +15,7 @@
 //! request body is read by this loop on the handler's behalf (`body.rs`).
 
 mod body;
+pub(super) mod fixed_loop;
 pub(super) mod fixed_run;
 mod ops;
 mod response;
@@ -208,9 +209,26 @@ enum Step<F> {
     Next,
 }
 
+/// Where a connection's HTTP/1.1 loop begins.
+pub(crate) struct Opening {
+    /// When the first head's clock started (the accept).
+    pub(crate) started: Instant,
+    /// Answers already due, written before any other (the fixed-answer loop's).
+    pub(crate) queued: Vec<u8>,
+    /// No request was answered on this connection yet.
+    pub(crate) first: bool,
+}
+
+impl Opening {
+    /// A connection accepted at `started`, nothing answered yet.
+    pub(crate) fn fresh(started: Instant) -> Opening {
+        Opening { started, queued: Vec::new(), first: true }
+    }
+}
+
 /// Serves one HTTP/1.1 connection until it closes, or hands it over to HTTP/2 (the client
-/// preface, or an `Upgrade: h2c`); the first head is timed from `started`. `rbuf`: bytes
-/// already read (after a PROXY protocol header), usually empty.
+/// preface, or an `Upgrade: h2c`); see [`Opening`]. `rbuf`: bytes already read (after a PROXY
+/// protocol header, or by the fixed-answer loop), usually empty.
 ///
 /// A plain function returning an `async` block, not an `async fn`: an async function keeps its
 /// arguments (the transport, 40 bytes, and the rest) in its future for its whole life, beside
@@ -221,8 +239,11 @@ pub(crate) fn serve<H: Handler>(
     rbuf: BytesMut,
     service: std::rc::Rc<Service<H>>,
     admitted: Admitted,
-    started: Instant,
+    opening: Opening,
 ) -> impl Future<Output = ()> {
+    let Opening { started, queued, first } = opening;
+    // One value across the awaits, not two: the first head's clock, when it is the first.
+    let first_head = first.then_some(started);
     let worker = admitted.worker.clone();
     let mut conn = Conn {
         io,
@@ -233,7 +254,7 @@ pub(crate) fn serve<H: Handler>(
         idle: admitted.idle,
         scanner: HeadScanner::new(),
         host: HostMemo::default(),
-        wbuf: Vec::new(),
+        wbuf: queued,
         wpos: 0,
         run: FixedRun::default(),
         date: None,
@@ -246,9 +267,11 @@ pub(crate) fn serve<H: Handler>(
         answered: false,
     };
     async move {
-        let mut sleep =
-            pin!(tokio::time::sleep_until(started + conn.worker.config.header_read_timeout));
-        match conn.run(&mut sleep, started).await {
+        // One expression: a `let` for a part would keep its room in the future.
+        let mut sleep = pin!(tokio::time::sleep_until(
+            first_head.unwrap_or_else(Instant::now) + conn.worker.config.header_read_timeout
+        ));
+        match conn.run(&mut sleep, first_head).await {
             // The last response said `Connection: close` (or the request was refused): over
             // TLS our close_notify leaves with it, in one write.
             Ok(Exit::Done) => {
@@ -342,10 +365,14 @@ impl Drop for Holding {
 
 impl<H: Handler> Conn<H> {
     /// The request loop.
-    async fn run(&mut self, sleep: &mut Pin<&mut Sleep>, accepted: Instant) -> Result<Exit, Close> {
-        // The first head is timed from the accept; later ones from their first bytes.
-        let mut head_started = Some(accepted);
-        let mut first = true;
+    async fn run(
+        &mut self,
+        sleep: &mut Pin<&mut Sleep>,
+        mut head_started: Option<Instant>,
+    ) -> Result<Exit, Close> {
+        // The first head is timed from the accept (`head_started` is given for a connection
+        // that has answered nothing yet); later ones from their first bytes.
+        let mut first = head_started.is_some();
         let h2c = self.worker.config.http2 && self.worker.config.h2c && self.io.is_plain();
         loop {
             // RFC 9113 §3.3: a client that knows the server speaks HTTP/2 starts with the
@@ -474,22 +501,7 @@ impl<H: Handler> Conn<H> {
     /// relative to that point).
     fn parse_next(&mut self, skip: usize) -> Next {
         let buf = self.rbuf.get(skip..).unwrap_or_default();
-        if buf.is_empty() {
-            return Next::Partial;
-        }
-        let limits = self.worker.parser_limits;
-        let fixed = self.worker.ops.as_deref().filter(|ops| ops.fixed_h1);
-        // Uninitialised: no placeholder headers written per request (1.25 KiB of stores).
-        let mut slots = [const { MaybeUninit::uninit() }; STACK_HEADERS];
-        let n = limits.max_headers.min(STACK_HEADERS);
-        let mut last = self.worker.last_head.borrow_mut();
-        match last.parse_uninit(&mut self.scanner, buf, &mut slots[..n], &limits) {
-            Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
-                let mut heap = vec![EMPTY_HEADER; limits.max_headers];
-                next_of(buf, self.scanner.parse(buf, &mut heap, &limits), &mut self.host, fixed)
-            }
-            parsed => next_of(buf, parsed, &mut self.host, fixed),
-        }
+        parse_head(&self.worker, &mut self.scanner, &mut self.host, buf)
     }
 
     /// Answers a request the server refuses before any handler runs, and logs it: the
@@ -1062,6 +1074,27 @@ fn count_response(metrics: &WorkerMetrics, status: u16, encoded: &Result<(Rest, 
     match encoded {
         Ok((_, n)) => metrics.response(status, *n),
         Err(_) => metrics.response(500, 0),
+    }
+}
+
+/// Parses the head at the front of `buf` with the worker's limits and its last head (spans
+/// are relative to `buf`), applying the framing rules and finding the fixed answers.
+fn parse_head(worker: &Worker, scanner: &mut HeadScanner, host: &mut HostMemo, buf: &[u8]) -> Next {
+    if buf.is_empty() {
+        return Next::Partial;
+    }
+    let limits = worker.parser_limits;
+    let fixed = worker.ops.as_deref().filter(|ops| ops.fixed_h1);
+    // Uninitialised: no placeholder headers written per request (1.25 KiB of stores).
+    let mut slots = [const { MaybeUninit::uninit() }; STACK_HEADERS];
+    let n = limits.max_headers.min(STACK_HEADERS);
+    let mut last = worker.last_head.borrow_mut();
+    match last.parse_uninit(scanner, buf, &mut slots[..n], &limits) {
+        Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
+            let mut heap = vec![EMPTY_HEADER; limits.max_headers];
+            next_of(buf, scanner.parse(buf, &mut heap, &limits), host, fixed)
+        }
+        parsed => next_of(buf, parsed, host, fixed),
     }
 }
 

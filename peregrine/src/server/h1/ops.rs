@@ -1,7 +1,7 @@
 //! Requests the server answers itself on an HTTP/1.1 connection (health, metrics, fixed
 //! answers; see `server::ops`), without starting a handler.
 
-use super::write::write_run;
+use super::write::{queue_only, write_run};
 use super::{Close, Conn, Step};
 use crate::handler::Handler;
 use crate::http1::framing::{BodyLength, RequestFraming};
@@ -58,7 +58,7 @@ impl<H: Handler> Conn<H> {
     #[inline]
     pub(super) fn queue_fixed_run(&mut self) -> Result<(), Close> {
         let Conn { run, worker, date, wbuf, .. } = self;
-        if run.is_pending() { write_run(run, None, worker, date, wbuf) } else { Ok(()) }
+        if run.is_pending() { write_run(run, queue_only, worker, date, wbuf) } else { Ok(()) }
     }
 
     /// Answers an HTTP/1.1 keep-alive `GET` or `HEAD` with the fixed answer `index` (see
@@ -86,7 +86,7 @@ impl<H: Handler> Conn<H> {
             return Ok(Step::Next);
         }
         if run.is_pending() {
-            write_run(run, None, worker, date, wbuf)?;
+            write_run(run, queue_only, worker, date, wbuf)?;
         }
         if keep_alive {
             if wbuf.capacity() == 0 {

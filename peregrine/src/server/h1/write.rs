@@ -47,7 +47,7 @@ impl<H: Handler> Conn<H> {
     ) -> Poll<Result<(), Close>> {
         let Conn { io, worker, wbuf, wpos, run, date, .. } = &mut *self;
         if run.is_pending() {
-            write_run(run, Some(io), worker, date, wbuf)?;
+            write_run(run, |bytes| io.try_write(bytes), worker, date, wbuf)?;
         }
         poll_flush(io, wbuf, wpos, worker, sleep, armed, cx)
     }
@@ -211,12 +211,13 @@ fn read_signalled(stream: &tokio::net::TcpStream) -> bool {
 }
 
 /// Writes `run` straight from the worker's repeated copy of its answer (with the batch's
-/// `date`), as one write to `io`; what the socket does not take now is copied into `wbuf`, for
-/// the flush to finish with its write timeout. Without `io` the whole run is copied into
-/// `wbuf`: something else is about to be queued after it.
+/// `date`), as one call of `send` (a socket's write: the bytes it took, `WouldBlock` for none);
+/// what it does not take is copied into `wbuf`, for a flush to finish with its write timeout.
+/// With [`queue_only`] as `send` the whole run is copied into `wbuf`: something else is about
+/// to be queued after it.
 pub(super) fn write_run(
     run: &mut FixedRun,
-    io: Option<&mut Transport>,
+    send: impl FnOnce(&[u8]) -> io::Result<usize>,
     worker: &Worker,
     date: &mut Option<ImfFixdate>,
     wbuf: &mut Vec<u8>,
@@ -232,11 +233,10 @@ pub(super) fn write_run(
     let Some(bytes) = repeats.get(index, fixed, is_head, date, count) else {
         return Err(Close::Done);
     };
-    let sent = match io.map(|io| io.try_write(bytes)) {
-        None => 0,
-        Some(Ok(n)) => n,
-        Some(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => 0,
-        Some(Err(_)) => return Err(Close::Io),
+    let sent = match send(bytes) {
+        Ok(n) => n,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+        Err(_) => return Err(Close::Io),
     };
     if let Some(rest) = bytes.get(sent..).filter(|rest| !rest.is_empty()) {
         if wbuf.capacity() == 0 {
@@ -245,6 +245,11 @@ pub(super) fn write_run(
         wbuf.extend_from_slice(rest);
     }
     Ok(())
+}
+
+/// The `send` of [`write_run`] that sends nothing: the run is queued whole.
+pub(super) fn queue_only(_: &[u8]) -> io::Result<usize> {
+    Ok(0)
 }
 
 /// Writes `wbuf[*wpos..]` and then what the transport holds; clears the buffer once written.
@@ -372,7 +377,7 @@ mod tests {
                 for _ in 0..16 {
                     assert!(run.extend(0, false, len));
                 }
-                write_run(&mut run, Some(&mut io), &worker, &mut date, &mut wbuf).unwrap();
+                write_run(&mut run, |b| io.try_write(b), &worker, &mut date, &mut wbuf).unwrap();
                 assert!(!run.is_pending());
                 runs += 1;
             }
@@ -384,7 +389,7 @@ mod tests {
                 assert!(run.extend(0, false, len));
             }
             let mut more = Vec::new();
-            write_run(&mut run, Some(&mut io), &worker, &mut date, &mut more).unwrap();
+            write_run(&mut run, |b| io.try_write(b), &worker, &mut date, &mut more).unwrap();
             wbuf.extend_from_slice(&more);
             runs += 1;
             let total = runs * 16 * len;
