@@ -128,6 +128,14 @@ struct Queue {
     inner: Mutex<Woken>,
 }
 
+impl Queue {
+    /// The queue, locked. Nothing panics while holding it; were it poisoned, its state (a
+    /// list of indices, a waker) would still be whole.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Woken> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 #[derive(Default)]
 struct Woken {
     ready: Vec<u32>,
@@ -146,15 +154,10 @@ impl Wake for ConnWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let task = match self.queue.inner.lock() {
-            Ok(mut woken) => {
-                woken.ready.push(self.index);
-                match woken.ready.len() {
-                    1 => woken.task.clone(),
-                    _ => None,
-                }
-            }
-            Err(_) => None,
+        let task = {
+            let mut woken = self.queue.lock();
+            woken.ready.push(self.index);
+            if woken.ready.len() == 1 { woken.task.clone() } else { None }
         };
         if let Some(task) = task {
             task.wake();
@@ -264,9 +267,7 @@ impl<H: Handler> FixedLoop<H> {
         let mut date = None;
         for _ in 0..ROUNDS {
             {
-                let Ok(mut woken) = self.queue.inner.lock() else {
-                    return Poll::Pending;
-                };
+                let mut woken = self.queue.lock();
                 if woken.ready.is_empty() {
                     if woken.task.as_ref().is_none_or(|t| !t.will_wake(cx.waker())) {
                         woken.task = Some(cx.waker().clone());
