@@ -1002,7 +1002,8 @@ fn auth_flag_plain_and_bcrypt() {
         let r = c.request("GET", "/hello.txt", &[good]);
         assert_eq!((r.status, r.body.as_slice()), (200, &b"hello world\n"[..]));
         let strip_date = |r: Reply| {
-            let headers: Vec<_> = r.headers.into_iter().filter(|(n, _)| n != "date").collect();
+            let headers: Vec<_> =
+                r.headers.into_iter().filter(|(n, _)| !n.eq_ignore_ascii_case("date")).collect();
             (r.status, headers, r.body)
         };
         let wrong_user =
