@@ -213,10 +213,7 @@ impl<H: Handler> FixedLoop<H> {
         let State { conns, free, tick, closed, .. } = &mut *state;
         if *closed || self.worker.draining() {
             drop(state);
-            let (io, peer) = (Transport::Plain(stream), Peer::Direct(peer));
-            let opening = Opening::fresh(accepted);
-            let conn = serve(io, peer, BytesMut::new(), self.service.clone(), admitted, opening);
-            tokio::task::spawn_local(conn);
+            self.spawn_task(stream, peer, BytesMut::new(), admitted, Opening::fresh(accepted));
             return;
         }
         let i = take_index(conns, free);
@@ -477,10 +474,21 @@ impl<H: Handler> FixedLoop<H> {
         if idle {
             self.worker.go_busy(admitted.idle);
         }
-        let started = if answered { Instant::now() } else { accepted };
-        let opening = Opening { started, queued, first: !answered };
-        let io = Transport::Plain(stream);
-        let conn = serve(io, Peer::Direct(peer), partial, self.service.clone(), admitted, opening);
+        let opening = Opening { first_head: (!answered).then_some(accepted), queued };
+        self.spawn_task(stream, peer, partial, admitted, opening);
+    }
+
+    /// Serves the connection on a task of its own, from `rbuf` (bytes read, not answered).
+    fn spawn_task(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        rbuf: BytesMut,
+        admitted: Admitted,
+        opening: Opening,
+    ) {
+        let (io, peer) = (Transport::Plain(stream), Peer::Direct(peer));
+        let conn = serve(io, peer, rbuf, self.service.clone(), admitted, opening);
         tokio::task::spawn_local(conn);
     }
 
@@ -584,6 +592,12 @@ mod tests {
         }
     }
 
+    /// Runs `test` as a worker does: a current-thread runtime and a `LocalSet`.
+    fn on_a_worker(test: impl std::future::Future<Output = ()>) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        tokio::task::LocalSet::new().block_on(&rt, test);
+    }
+
     type Handled = fn(Request) -> std::future::Ready<&'static str>;
 
     fn handler(_: Request) -> std::future::Ready<&'static str> {
@@ -614,9 +628,7 @@ mod tests {
     /// the loop sees the bytes and the end at once, and answers before it closes.
     #[test]
     fn requests_and_the_end_read_at_once_are_answered_first() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, async {
+        on_a_worker(async {
             let (worker, fixed_loop, mut client, stream, peer) = setup().await;
             let get = "GET /p HTTP/1.1\r\nHost: x\r\n\r\n";
             client.write_all(get.repeat(2).as_bytes()).await.unwrap();
@@ -637,9 +649,7 @@ mod tests {
     /// request that is not one hands the connection to a task, which answers it after them.
     #[test]
     fn fixed_requests_stay_in_the_loop_and_the_others_go_to_a_task() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, async {
+        on_a_worker(async {
             let (worker, fixed_loop, mut client, stream, peer) = setup().await;
             fixed_loop.insert(stream, peer, Admitted::new(worker), Instant::now());
             let in_loop = || fixed_loop.state.borrow().conns.iter().flatten().count();

@@ -211,18 +211,17 @@ enum Step<F> {
 
 /// Where a connection's HTTP/1.1 loop begins.
 pub(crate) struct Opening {
-    /// When the first head's clock started (the accept).
-    pub(crate) started: Instant,
+    /// When the first head's clock started (the accept), for a connection that has answered
+    /// no request yet; `None` for one that has (its next head is timed from its first bytes).
+    pub(crate) first_head: Option<Instant>,
     /// Answers already due, written before any other (the fixed-answer loop's).
     pub(crate) queued: Vec<u8>,
-    /// No request was answered on this connection yet.
-    pub(crate) first: bool,
 }
 
 impl Opening {
-    /// A connection accepted at `started`, nothing answered yet.
-    pub(crate) fn fresh(started: Instant) -> Opening {
-        Opening { started, queued: Vec::new(), first: true }
+    /// A connection accepted at `accepted`, nothing answered yet.
+    pub(crate) fn fresh(accepted: Instant) -> Opening {
+        Opening { first_head: Some(accepted), queued: Vec::new() }
     }
 }
 
@@ -241,9 +240,7 @@ pub(crate) fn serve<H: Handler>(
     admitted: Admitted,
     opening: Opening,
 ) -> impl Future<Output = ()> {
-    let Opening { started, queued, first } = opening;
-    // One value across the awaits, not two: the first head's clock, when it is the first.
-    let first_head = first.then_some(started);
+    let Opening { first_head, queued } = opening;
     let worker = admitted.worker.clone();
     let mut conn = Conn {
         io,
