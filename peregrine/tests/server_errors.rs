@@ -30,6 +30,45 @@ fn garbage_on_an_h2c_port_is_closed_unanswered() {
     assert_eq!(c.response().status, 400);
 }
 
+/// Regression: on an h2c port, `GET /plaintext HTTX/1.1` was closed unanswered (its line
+/// names no `HTTP/` version) though it plainly begins an HTTP/1 request line. Only bytes that
+/// cannot begin one (a mangled HTTP/2 preface, TLS) are closed unanswered.
+#[test]
+fn a_bad_version_on_an_h2c_port_gets_400() {
+    let server = spawn(app);
+    for input in [&b"GET /plaintext HTTX/1.1\r\nHost: t\r\n\r\n"[..], b"GET /a HTTP/1.x\r\n\r\n"] {
+        let mut c = RawClient::connect(server.local_addr());
+        c.send(input);
+        let res = c.response();
+        assert_eq!(res.status, 400, "{:?}", String::from_utf8_lossy(input));
+        assert_eq!(res.header("connection"), Some("close"));
+    }
+    for input in [&b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"[..], b"\x16\x03\x01\x00\x05hello"] {
+        let mut c = RawClient::connect(server.local_addr());
+        let _ = c.try_send(input);
+        assert!(c.closed_within(Duration::from_secs(3)));
+        assert!(c.buffered().is_empty(), "{:?}", c.buffered());
+    }
+}
+
+/// Regression: a request line of 70,000 bytes (a path past the head limit before its version
+/// arrives) got a connection reset; nginx answers 414, and so do we, as soon as the target is
+/// past its limit, whether or not h2c is on.
+#[test]
+fn a_request_line_past_the_head_limit_gets_414() {
+    let line = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(70_000));
+    for h2c in [true, false] {
+        let config = peregrine::server::Config { h2c, ..support::test_config() };
+        let server = support::spawn_with(config, app);
+        let mut c = RawClient::connect(server.local_addr());
+        // The server may answer and stop reading before all of it is written.
+        let _ = c.try_send(line.as_bytes());
+        let res = c.response();
+        assert_eq!(res.status, 414, "h2c {h2c}");
+        assert_eq!(res.header("connection"), Some("close"));
+    }
+}
+
 #[test]
 fn parse_errors_map_to_their_status_and_close() {
     let long_target = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(9000));

@@ -17,6 +17,12 @@ use super::{
 };
 use std::mem::MaybeUninit;
 
+/// Room for the method, the two SPs and the version beside a request-target of
+/// `Limits::max_target_bytes`: a request line not ended past that size may already have a target
+/// over the limit, and is judged once (414 then, not 431 when the head limit is reached: nginx
+/// answers such a line 414 too).
+const LONG_LINE_SLACK: usize = 64;
+
 /// Per-connection state that makes repeated parse attempts over a growing buffer linear.
 ///
 /// The buffer passed to successive calls must be the same byte sequence, only longer (the
@@ -48,6 +54,9 @@ pub struct HeadScanner {
     /// A non-empty line (the start-line) has been seen; empty lines before it are ignored
     /// (RFC 9112 §2.2).
     started: bool,
+    /// The request line, still unended, was judged once for its length (see
+    /// [`LONG_LINE_SLACK`]).
+    line_judged: bool,
     /// Bytes examined by scans and parses since [`HeadScanner::new`] (work accounting).
     work: u64,
 }
@@ -185,6 +194,7 @@ impl HeadScanner {
                 self.scanned = 0;
                 self.line_start = 0;
                 self.started = false;
+                self.line_judged = false;
             }
             // A `Partial` after the scan said complete cannot happen (the scan and the parse
             // agree on line ends); stay pending to be safe.
@@ -236,6 +246,16 @@ impl HeadScanner {
                     prefix_verdict(role, &buf[..=lf], limits.max_headers, limits)?;
                 }
             }
+        }
+        // RFC 9112 §3, RFC 9110 §15.5.15: a request line still unended past the longest a
+        // line with an acceptable target can be: the parser is asked once whether the target is
+        // already over the limit (it stops there, so this costs the line's length once).
+        let long_line = limits.max_target_bytes.saturating_add(LONG_LINE_SLACK);
+        if matches!(role, Role::Request) && !self.started && !self.line_judged && limit > long_line
+        {
+            self.line_judged = true;
+            self.work += limit as u64;
+            prefix_verdict(role, &buf[..limit], 0, limits)?;
         }
         // At the limit without the end: the parser reports the precise error or 431.
         Ok(buf.len() > limits.max_head_bytes)
@@ -324,6 +344,35 @@ mod tests {
             assert!(work <= 3 * n + 1, "{fields} fields: {work} bytes examined for {n}");
             assert!(work < n * n / 8, "quadratic: {work} for {n}");
         }
+    }
+
+    /// A request line that has not ended is judged once it is longer than any line with an
+    /// acceptable target: a target over the limit gets 414 there, not 431 (or nothing) at the
+    /// head limit, and trickling it stays linear.
+    #[test]
+    fn an_unended_long_target_is_refused_early() {
+        let limits = Limits::default();
+        let mut req = b"GET /".to_vec();
+        req.extend(std::iter::repeat_n(b'a', 70_000));
+        let mut scanner = HeadScanner::new();
+        let mut headers = [EMPTY_HEADER; 8];
+        let mut refused = None;
+        for n in (1024..=req.len()).step_by(1024) {
+            match scanner.parse(&req[..n], &mut headers, &limits) {
+                Ok(Status::Partial) => {}
+                Ok(Status::Complete(_)) => panic!("no head ends here"),
+                Err(e) => {
+                    refused = Some((n, e));
+                    break;
+                }
+            }
+        }
+        let (n, e) = refused.expect("refused before the end");
+        assert_eq!(e, ParseError::TargetTooLong);
+        assert!(n <= limits.max_target_bytes + LONG_LINE_SLACK + 1024, "refused at {n}");
+        let (got, work) = trickle(&req[..20_000], 1, &limits);
+        assert_eq!(got, Err(ParseError::TargetTooLong));
+        assert!(work <= 3 * 20_000, "{work} bytes examined");
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod head_scan;
 mod host;
 mod last_head;
 mod limits;
+mod line_start;
 mod parse;
 mod simd;
 pub(crate) mod uri_syntax;
@@ -34,6 +35,7 @@ pub use head::{
 pub use head_scan::HeadScanner;
 pub use last_head::{LAST_HEAD_BYTES, LAST_HEAD_FIELDS, LastHead, LastResponseHead};
 pub use limits::Limits;
+pub(crate) use line_start::may_start_request_line;
 pub use parse::{parse_request, parse_request_uninit, parse_response, parse_response_uninit};
 #[doc(hidden)]
 pub use simd::kernel_name;

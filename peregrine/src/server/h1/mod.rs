@@ -45,7 +45,9 @@ use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1::encode::CONTINUE;
 use crate::http1::framing::{BodyLength, HostMemo, RequestFraming, request_framing_remembering};
-use crate::http1::{EMPTY_HEADER, HeadScanner, ParseError, RequestHead, Status, TargetForm};
+use crate::http1::{
+    EMPTY_HEADER, HeadScanner, ParseError, RequestHead, Status, TargetForm, may_start_request_line,
+};
 use crate::http2::conn::PREFACE;
 use crate::http2::upgrade::decode_settings_field;
 use crate::net::Transport;
@@ -142,13 +144,6 @@ fn preface(buf: &[u8]) -> Preface {
     } else {
         Preface::Partial
     }
-}
-
-/// Whether the first line of `buf` (what has arrived of it) names an HTTP version: `HTTP/`
-/// after a space, before the line ends.
-fn names_http_version(buf: &[u8]) -> bool {
-    let line = buf.split(|&b| b == b'\n').next().unwrap_or_default();
-    line.windows(6).any(|w| w == b" HTTP/")
 }
 
 /// The `HTTP2-Settings` payload of a request that asks to upgrade to h2c, when it asks
@@ -464,11 +459,11 @@ impl<H: Handler> Conn<H> {
             }
             match next {
                 Next::Request { spans, framing, len } => break (spans, framing, len),
-                // On a port that speaks HTTP/2 in clear text too, a connection that opens with
-                // a line naming no HTTP version may be an HTTP/2 client with a broken preface,
-                // which must be closed (RFC 9113 §3.4: a connection error): it is closed
-                // unanswered rather than sent an HTTP/1.1 400 it cannot read.
-                Next::Error(_) if h2c_first && !names_http_version(&self.rbuf) => {
+                // On a port that speaks HTTP/2 in clear text too, a connection whose first bytes
+                // cannot begin an HTTP/1 request line is an HTTP/2 client with a broken preface
+                // (RFC 9113 §3.4: a connection error) or not HTTP at all: closed unanswered
+                // rather than sent an HTTP/1.1 400 it cannot read.
+                Next::Error(_) if h2c_first && !may_start_request_line(&self.rbuf) => {
                     return Err(Close::Io);
                 }
                 Next::Error(e) => {
