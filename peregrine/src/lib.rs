@@ -79,6 +79,7 @@ mod net;
 pub mod proxy_protocol;
 mod request;
 mod response;
+mod role;
 pub mod router;
 pub mod routing;
 pub mod server;

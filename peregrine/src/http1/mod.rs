@@ -12,6 +12,7 @@
 
 pub mod body_decoder;
 pub mod chunked;
+pub mod conn;
 mod content_length;
 pub mod encode;
 mod error;

@@ -83,6 +83,8 @@ use inbound::Inbound;
 use recv_headers::Block;
 use streams::{Phase, Stream, Streams};
 
+pub use crate::role::Role;
+
 use crate::http2::budget::Bucket;
 use crate::http2::config::Config;
 use crate::http2::error::{Error, Reason};
@@ -92,15 +94,6 @@ use crate::http2::frame::{HEAD_LEN, Head, Kind, WindowUpdate};
 use crate::http2::hpack::{Decoder, Encoder};
 use crate::http2::stream::State;
 use crate::http2::stream_id::StreamId;
-
-/// Which end of the connection we are (RFC 9113 §3): chosen at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// We send the connection preface and open odd-numbered streams.
-    Client,
-    /// We accept streams the client opens.
-    Server,
-}
 
 /// The client connection preface (RFC 9113 §3.4): "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".
 pub const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
