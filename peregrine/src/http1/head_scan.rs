@@ -234,6 +234,11 @@ impl HeadScanner {
                 if self.started {
                     return Ok(true);
                 }
+                // RFC 9112 §2.2: empty lines before the start-line are ignored when they are
+                // CRLF; a bare LF there is refused as everywhere (the parser says so at once).
+                if line.is_empty() {
+                    prefix_verdict(role, &buf[..=lf], 0, limits)?;
+                }
             } else if !self.started {
                 self.started = true;
                 // The start-line: leading empty lines and the line itself, no fields yet.
@@ -411,6 +416,11 @@ mod tests {
         let cases = [
             Case {
                 input: b"GET / HTTP/1.1\nHost: a\n\n",
+                expect: ParseError::BareLf,
+                rfc: "9112 2.2",
+            },
+            Case {
+                input: b"\r\n\nGET / HTTP/1.1\r\n\r\n",
                 expect: ParseError::BareLf,
                 rfc: "9112 2.2",
             },

@@ -26,6 +26,7 @@ impl RequestId {
 /// Something [`Conn::recv`](super::Conn::recv) found in the input. It may borrow the input and
 /// the header storage the driver lent: act on it before the next call.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event<'b, 'h> {
     /// Server: a request head, the whole of the bytes `recv` reported used (the driver splits
     /// them off). Its body, if it has one, follows through [`Event::Data`] when the driver asks
