@@ -79,13 +79,13 @@ impl Driver {
             let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
             let mut more: Vec<MaybeUninit<Header<'_>>> = Vec::new();
             let (mut used, mut step) = {
-                let (used, e) = self.conn.recv(&self.rbuf, &mut slots, None, self.now);
+                let (used, e) = self.conn.recv(&self.rbuf, &mut slots, None);
                 (used, e.map(|e| describe(&e)))
             };
             if let Some(Step::NeedSlots(n)) = step {
                 assert!(n <= 100, "{n}");
                 more.resize_with(n, MaybeUninit::uninit);
-                let (u, e) = self.conn.recv(&self.rbuf, &mut more, None, self.now);
+                let (u, e) = self.conn.recv(&self.rbuf, &mut more, None);
                 (used, step) = (u, e.map(|e| describe(&e)));
             }
             assert!(used <= self.rbuf.len());

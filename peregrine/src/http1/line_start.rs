@@ -20,12 +20,17 @@ pub(crate) fn may_start_request_line(buf: &[u8]) -> bool {
     if line.starts_with(b"PRI ") {
         return false;
     }
-    // RFC 9110 §9.1: method = token; RFC 9112 §3: one SP after it.
-    let method = line.iter().position(|&b| !is_tchar(b)).unwrap_or(line.len());
-    let Some(rest) = line.get(method..) else { return true };
+    // RFC 9110 §9.1: method = token, then one SP (RFC 9112 §3). A method with a stray byte
+    // inside ("G\x01T") is still an HTTP/1 client's line, and gets its 400; a first byte that
+    // is not a token's (a TLS record's 0x16) or a line ending before any SP is not.
+    if !line.first().is_some_and(|&b| is_tchar(b)) {
+        return line.is_empty();
+    }
+    let method = line.iter().position(|&b| matches!(b, b' ' | b'\r' | b'\n')).unwrap_or(line.len());
+    let rest = &line[method..];
     match rest.first() {
         None => return true,
-        Some(b' ') if method > 0 => {}
+        Some(b' ') => {}
         Some(_) => return false,
     }
     let target = &rest[1..];
@@ -64,6 +69,7 @@ mod tests {
             Case { input: b"GET / HTTP/1.1\r\n", expect: true, why: "origin-form" },
             Case { input: b"GET /plaintext HTTX/1.1\r\n", expect: true, why: "bad version" },
             Case { input: b"GET /a<b HTTP/1.1\r\n", expect: true, why: "bad target byte" },
+            Case { input: b"G\x01T / HTTP/1.1\r\n", expect: true, why: "bad method byte" },
             Case { input: b"OPTIONS * HTTP/1.1\r\n", expect: true, why: "asterisk-form" },
             Case { input: b"GET http://a/ HTTP/1.1\r\n", expect: true, why: "absolute-form" },
             Case { input: b"GET ht", expect: true, why: "a scheme, cut" },
@@ -85,7 +91,7 @@ mod tests {
             Case { input: b"PRI * HTTX/2.0\r\n", expect: false, why: "a mangled preface" },
             Case { input: b"\x16\x03\x01\x02\x00\x01", expect: false, why: "TLS ClientHello" },
             Case { input: b"GET  / HTTP/1.1\r\n", expect: false, why: "two SPs" },
-            Case { input: b"GET\t/ HTTP/1.1\r\n", expect: false, why: "HTAB" },
+            Case { input: b"GET\t/ HTTP/1.1\r\n", expect: false, why: "HTAB: no target form" },
             Case { input: b" GET / HTTP/1.1\r\n", expect: false, why: "leading SP" },
             Case {
                 input: b"GET a.b:80 HTTP/1.1\r\n",

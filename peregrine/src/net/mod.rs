@@ -3,8 +3,15 @@
 //!
 //! Only drivers (`server`, and the client next) use this module; the wire formats never do.
 
+pub(crate) mod linger;
+#[cfg(target_os = "linux")]
+mod sendfile;
+mod timer;
 pub(crate) mod tls;
 pub(crate) mod transport;
+mod write;
 
+pub(crate) use timer::Timer;
 pub use tls::{TlsConfig, TlsError};
 pub(crate) use transport::{TlsStream, Transport};
+pub(crate) use write::WriteStall;

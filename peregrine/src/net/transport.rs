@@ -160,18 +160,6 @@ fn clear_read_readiness(tcp: &TcpStream) {
         tcp.try_io(Interest::READABLE, || Err::<(), _>(io::Error::from(io::ErrorKind::WouldBlock)));
 }
 
-/// Reads from a plain socket into `buf`: `Ok(0)` at end of stream, `WouldBlock` when nothing is
-/// there (without a `recv` when tokio knows the socket is not readable). A short read clears
-/// the readiness, as [`Transport::try_read_buf`] does.
-#[inline]
-pub(crate) fn try_read_plain(tcp: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
-    let n = tcp.try_read(buf)?;
-    if n != 0 && n < buf.len() {
-        clear_read_readiness(tcp);
-    }
-    Ok(n)
-}
-
 impl Write for SyncTcp<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.try_write(buf)

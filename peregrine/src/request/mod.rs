@@ -198,11 +198,6 @@ impl HeadSpans {
         self.method
     }
 
-    /// The protocol version.
-    pub(crate) fn version(&self) -> Version {
-        self.version
-    }
-
     /// Where the target's path lies in the buffer the head was parsed from.
     pub(crate) fn path_range(&self) -> std::ops::Range<usize> {
         self.path.range()

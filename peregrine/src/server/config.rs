@@ -123,41 +123,26 @@ impl Config {
         limits
     }
 
-    /// When a body that has received `received` bytes since `grace` started must have received
-    /// more: grace + received / rate (Kestrel's MinRequestBodyDataRate, averaged since start).
-    pub(crate) fn body_rate_allowance(&self, received: u64) -> Option<Duration> {
-        if self.min_body_rate == 0 {
-            return None;
+    /// What an HTTP/1.1 connection enforces, from these settings: the parser's limits, the
+    /// body limits and the deadlines (the write timeout is the transport's).
+    pub(crate) fn h1_config(&self) -> http1::conn::Config {
+        http1::conn::Config {
+            limits: self.parser_limits(),
+            max_body_bytes: self.max_body_bytes,
+            max_drain_bytes: self.max_drain_bytes,
+            header_read_timeout: self.header_read_timeout,
+            keep_alive_timeout: self.keep_alive_timeout,
+            min_body_rate: self.min_body_rate,
+            min_body_rate_grace: self.min_body_rate_grace,
+            read_timeout: None,
+            http2_preface: self.http2 && self.h2c,
         }
-        let secs = received as f64 / self.min_body_rate as f64;
-        Some(self.min_body_rate_grace + Duration::from_secs_f64(secs))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct Case {
-        received: u64,
-        expect: Duration,
-    }
-
-    /// Kestrel's MinRequestBodyDataRate: a 5 s grace, then 240 bytes per second on average.
-    #[test]
-    fn body_rate_allowance() {
-        let config = Config::default();
-        let cases = [
-            Case { received: 0, expect: Duration::from_secs(5) },
-            Case { received: 240, expect: Duration::from_secs(6) },
-            Case { received: 2400, expect: Duration::from_secs(15) },
-        ];
-        for case in cases {
-            assert_eq!(config.body_rate_allowance(case.received), Some(case.expect));
-        }
-        let off = Config { min_body_rate: 0, ..Config::default() };
-        assert_eq!(off.body_rate_allowance(1), None);
-    }
 
     #[test]
     fn parser_limits_cap_head_at_u16() {

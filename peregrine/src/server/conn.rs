@@ -12,8 +12,6 @@ use bytes::BytesMut;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::h1::Opening;
-use super::h1::fixed_loop::FixedLoop;
 use super::proxy::{ProxyProtocol, ReadError, read_header};
 use super::slots::Service;
 use super::worker::Admitted;
@@ -24,23 +22,16 @@ use crate::request::Peer;
 
 /// Starts serving one accepted connection, as a task of the worker, until it closes.
 ///
-/// Plain TCP runs the HTTP/1.1 loop's future directly as the task, so an idle plain
-/// connection carries nothing more; a TLS connection's task runs the handshake first. With
-/// `fixed_loop` (the worker's, see `h1::fixed_loop`) a plain connection starts there instead.
+/// Plain TCP runs the HTTP/1.1 connection's future directly as the task, so an idle plain
+/// connection carries nothing more; a TLS connection's task runs the handshake first.
 pub(crate) fn start<H: Handler>(
     stream: TcpStream,
     peer: SocketAddr,
     tls: Option<Arc<rustls::ServerConfig>>,
     service: &Rc<Service<H>>,
     admitted: Admitted,
-    fixed_loop: Option<&FixedLoop<H>>,
 ) {
     let accepted = Instant::now();
-    // The worker's loop for plain connections answered by fixed answers, while they are.
-    if let (None, Some(fixed_loop)) = (&tls, fixed_loop) {
-        fixed_loop.insert(stream, peer, admitted, accepted);
-        return;
-    }
     let service = service.clone();
     if let Some(proxy) = admitted.worker.proxy.clone() {
         let conn = serve_proxied(stream, peer, proxy, tls, service, admitted, accepted);
@@ -53,7 +44,7 @@ pub(crate) fn start<H: Handler>(
             // HTTP/1.1, which hands the connection over to HTTP/2 if the client asks.
             let io = Transport::Plain(stream);
             let input = BytesMut::new();
-            let conn = h1::serve(io, peer, input, service, admitted, Opening::fresh(accepted));
+            let conn = h1::serve(io, peer, input, service, admitted, accepted);
             tokio::task::spawn_local(conn);
         }
         Some(config) => {
@@ -103,7 +94,7 @@ async fn serve_proxied<H: Handler>(
     match tls {
         None => {
             let io = Transport::Plain(stream);
-            h1::serve(io, peer, buf, service, admitted, Opening::fresh(accepted)).await;
+            h1::serve(io, peer, buf, service, admitted, accepted).await;
         }
         Some(config) => serve_tls(stream, peer, buf, config, service, admitted, accepted).await,
     }
@@ -139,7 +130,7 @@ async fn serve_tls<H: Handler>(
     // A TLS connection never switches to HTTP/2 by preface or Upgrade (RFC 9113 §3.2: ALPN
     // decides): the HTTP/1.1 loop only does so on plain TCP.
     let (buf, now) = (BytesMut::new(), Instant::now());
-    h1::serve(io, peer, buf, service, admitted, Opening::fresh(now)).await;
+    h1::serve(io, peer, buf, service, admitted, now).await;
 }
 
 /// Runs the TLS handshake until `deadline`. `None`: it failed or timed out, and the connection
@@ -168,42 +159,5 @@ async fn handshake(
             tracing::debug!("peregrine: TLS handshake timed out");
             None
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Request;
-    use crate::server::worker::tests_support::worker;
-
-    /// An idle connection's memory is mostly its task, which is as large as this future's
-    /// largest state; keep it in check.
-    #[test]
-    fn connection_future_stays_small() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let stream = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
-            let peer = stream.local_addr().unwrap();
-            let service = Rc::new(Service::new(|_req: Request| async { "Hello, World!" }));
-            let (io, peer) = (Transport::Plain(stream), Peer::Direct(peer));
-            let buf = BytesMut::new();
-            let admitted = Admitted::new(worker());
-            let fut = h1::serve(io, peer, buf, service, admitted, Opening::fresh(Instant::now()));
-            let size = std::mem::size_of_val(&fut);
-            eprintln!("connection future: {size} bytes");
-            // 3,160 bytes first, 1,752 after the poll-fn rewrites, 920 since the handler's
-            // future runs in a pooled slot and `dispatch` takes no head spans, 712 since no
-            // parsed head lives across an await and `flush` is a poll function, 728 with the
-            // timer's registered deadline (`timer_at`); 776 once the socket and read buffer
-            // moved in from a separately allocated per-connection struct (about 250 bytes of
-            // heap) when the transport became the connection's own; 800 with the hand-over to
-            // HTTP/2 (its connection boxed); 816 with the connection's Host memo (32 bytes that
-            // save ~80 instructions per request); 824 with the count of fixed answers written
-            // from the worker's copy (8 bytes, no per-answer copy into the write buffer); 800
-            // once the parser's limits were read from the worker instead of copied into each.
-            assert!(size <= 800, "connection future grew to {size} bytes");
-        });
     }
 }

@@ -116,6 +116,18 @@ impl Fixed {
     }
 
     /// The path answered (compared with the request's path as sent, without its query).
+    /// The answer's status code.
+    #[inline]
+    pub(crate) fn status(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    /// The length of the answer's body.
+    #[inline]
+    pub(crate) fn body_len(&self) -> u64 {
+        self.body.len() as u64
+    }
+
     pub(crate) fn path(&self) -> &str {
         &self.path
     }

@@ -31,14 +31,12 @@ mod fixed;
 mod h1;
 mod h2;
 mod idle;
-mod linger;
 mod listen_fds;
 mod metrics;
 mod ops;
 mod proxy;
 mod runtime;
 #[cfg(target_os = "linux")]
-mod sendfile;
 mod shutdown;
 mod slots;
 mod trim;

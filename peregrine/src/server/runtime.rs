@@ -15,7 +15,6 @@ use tokio::task::LocalSet;
 use super::access_log::AccessLog;
 use super::config::Config;
 use super::conn;
-use super::h1::fixed_loop::FixedLoop;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
@@ -123,17 +122,14 @@ pub(crate) fn spawn_worker<H: Handler>(
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();
         local.block_on(&runtime, async move {
-            let fixed_loop = start_fixed_loop(&worker, &handler);
             for (listener, tls) in listeners {
                 match TcpListener::from_std(listener) {
                     Ok(listener) => {
-                        let fixed_loop = fixed_loop.clone().filter(|_| tls.is_none());
                         tokio::task::spawn_local(accept_loop(
                             listener,
                             tls,
                             handler.clone(),
                             worker.clone(),
-                            fixed_loop,
                         ));
                     }
                     Err(e) => tracing::error!("peregrine: cannot register listener: {e}"),
@@ -164,21 +160,6 @@ pub(crate) fn spawn_worker<H: Handler>(
     })
 }
 
-/// Starts the worker's loop for plain connections answered by fixed answers
-/// (`server/h1/fixed_loop.rs`), when it has fixed answers to give on HTTP/1.1 and its
-/// connections start with no PROXY protocol header.
-fn start_fixed_loop<H: Handler>(
-    worker: &Rc<Worker>,
-    service: &Rc<Service<H>>,
-) -> Option<Rc<FixedLoop<H>>> {
-    if !worker.ops.as_deref().is_some_and(|ops| ops.fixed_h1) || worker.proxy.is_some() {
-        return None;
-    }
-    let fixed_loop = Rc::new(FixedLoop::new(worker.clone(), service.clone()));
-    tokio::task::spawn_local(fixed_loop.clone().run());
-    Some(fixed_loop)
-}
-
 /// How long to pause accepting after an error that more accepting cannot fix right away.
 fn accept_backoff(e: &io::Error) -> Option<Duration> {
     match e.raw_os_error() {
@@ -205,7 +186,6 @@ async fn accept_loop<H: Handler>(
     tls: Tls,
     handler: Rc<Service<H>>,
     worker: Rc<Worker>,
-    fixed_loop: Option<Rc<FixedLoop<H>>>,
 ) {
     loop {
         let accepted = tokio::select! {
@@ -222,7 +202,7 @@ async fn accept_loop<H: Handler>(
                 // Responses are written whole; Nagle would hold back pipelined ones.
                 let _ = stream.set_nodelay(true);
                 let admitted = Admitted::new(worker.clone());
-                conn::start(stream, peer, tls.clone(), &handler, admitted, fixed_loop.as_deref());
+                conn::start(stream, peer, tls.clone(), &handler, admitted);
             }
             Err(e) => {
                 if let Some(pause) = accept_backoff(&e) {

@@ -24,7 +24,7 @@ use super::idle::Slots;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
-use crate::http1::{LastHead, Limits};
+use crate::http1::{self, LastHead};
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
@@ -59,8 +59,10 @@ impl Load {
 #[derive(Debug)]
 pub(crate) struct Worker {
     pub(crate) config: Config,
-    /// The HTTP/1.1 parser's limits (`Config::parser_limits`), the same for every connection.
-    pub(crate) parser_limits: Limits,
+    /// The HTTP/1.1 connections' limits and deadlines (from `Config`), shared by all of them:
+    /// for plain TCP (where an HTTP/2 client may come with its preface) and for TLS.
+    pub(crate) h1_config: Arc<http1::conn::Config>,
+    pub(crate) h1_config_tls: Arc<http1::conn::Config>,
     pub(crate) buffers: BufPool,
     /// The access log function, if any.
     pub(crate) access_log: Option<AccessLog>,
@@ -111,7 +113,11 @@ impl Worker {
         load: Arc<Load>,
     ) -> Worker {
         Worker {
-            parser_limits: config.parser_limits(),
+            h1_config: Arc::new(config.h1_config()),
+            h1_config_tls: Arc::new(http1::conn::Config {
+                http2_preface: false,
+                ..config.h1_config()
+            }),
             config,
             buffers: BufPool::default(),
             access_log,

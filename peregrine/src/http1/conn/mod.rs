@@ -58,7 +58,7 @@
 //! })?;
 //!
 //! let mut slots = [const { MaybeUninit::uninit() }; 16];
-//! let (used, event) = server.recv(&wire, &mut slots, None, now);
+//! let (used, event) = server.recv(&wire, &mut slots, None);
 //! let Some(Event::Request { head, .. }) = event else { panic!("a request") };
 //! assert_eq!(head.target, "/hello");
 //! assert_eq!(used, wire.len());
@@ -73,10 +73,10 @@
 //! })?;
 //!
 //! let mut slots = [const { MaybeUninit::uninit() }; 16];
-//! let (used, event) = client.recv(&reply, &mut slots, None, now);
+//! let (used, event) = client.recv(&reply, &mut slots, None);
 //! let Some(Event::Response { head, .. }) = event else { panic!("a response") };
 //! assert_eq!(head.status, 200);
-//! let (_, event) = client.recv(&reply[used..], &mut slots, None, now);
+//! let (_, event) = client.recv(&reply[used..], &mut slots, None);
 //! assert!(matches!(event, Some(Event::Data { data: b"hi", .. })));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -251,6 +251,40 @@ impl Exchange {
     };
 }
 
+/// A clock that starts at an event whose time the connection learns later: the driver's next
+/// [`Conn::poll_timeout`] (called as it starts to wait, right after the bytes that started
+/// it) gives the time. `recv` then needs no clock read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Clock {
+    Off,
+    /// Started; the time is the next `poll_timeout`'s `now`.
+    Started,
+    At(Instant),
+}
+
+impl Clock {
+    /// The start, fixed at `now` if it was not yet.
+    fn fix(&mut self, now: Instant) {
+        if *self == Clock::Started {
+            *self = Clock::At(now);
+        }
+    }
+
+    fn at(self) -> Option<Instant> {
+        match self {
+            Clock::At(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Starts the clock unless it runs.
+    fn start(&mut self) {
+        if *self == Clock::Off {
+            *self = Clock::Started;
+        }
+    }
+}
+
 /// What the connection wrote or will write itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pending {
@@ -298,14 +332,14 @@ pub struct Conn {
     next_id: u32,
     /// Server: the last Host value found valid on this connection (checked once).
     host: HostMemo,
-    /// Server: when the head being received started (its first byte, or the connection's
-    /// start for the first head).
-    head_since: Option<Instant>,
+    /// Server: the head being received: its clock runs from its first byte (from the
+    /// connection's start for the first head).
+    head_clock: Clock,
     /// When the current wait began, for the deadlines counted from it (the idle connection,
     /// the drain, the client's response); set by `poll_timeout`, cleared by activity.
     wait_since: Option<Instant>,
-    /// Server: when the body the handler reads first waited for bytes (its rate clock).
-    body_since: Option<Instant>,
+    /// Server: the rate clock of the body the handler reads, from when it first waited.
+    body_clock: Clock,
     /// Server: data bytes of an unread body discarded so far.
     drained: u64,
     /// Client: requests sent whose responses have not ended, oldest first.
@@ -343,9 +377,9 @@ impl Conn {
             shutdown: false,
             next_id: 1,
             host: HostMemo::default(),
-            head_since: server.then_some(now),
+            head_clock: if server { Clock::At(now) } else { Clock::Off },
             wait_since: None,
-            body_since: None,
+            body_clock: Clock::Off,
             drained: 0,
             in_flight: VecDeque::new(),
             unsafe_in_flight: 0,
@@ -384,7 +418,7 @@ impl Conn {
     /// Server: whether the connection is between requests, no byte of the next one read (it
     /// may be closed without cutting a request short).
     pub fn is_idle(&self) -> bool {
-        self.role == Role::Server && self.recv == Recv::Head && self.head_since.is_none()
+        self.role == Role::Server && self.recv == Recv::Head && self.head_clock == Clock::Off
     }
 
     /// Server: whether the current request's body is still being received (the handler may ask
@@ -434,13 +468,15 @@ impl Conn {
     }
 
     /// The next deadline: call [`Conn::handle_timeout`] when it passes. `now` is when the
-    /// driver starts waiting: an idle server connection's keep-alive clock, a drain's and a
-    /// client's wait for its response start there (once; activity restarts them).
+    /// driver starts waiting for input: the clocks of what it waits for start there if they have
+    /// not (a head's from its first bytes, an idle server connection's keep-alive, a body's
+    /// rate, a drain's, a client's wait for its response), so reading input needs no clock.
     pub fn poll_timeout(&mut self, now: Instant) -> Option<Instant> {
+        self.head_clock.fix(now);
+        self.body_clock.fix(now);
         let waits = match self.role {
             Role::Server => {
-                matches!(self.recv, Recv::Drain)
-                    || self.recv == Recv::Head && self.head_since.is_none()
+                self.recv == Recv::Drain || self.recv == Recv::Head && self.head_clock == Clock::Off
             }
             Role::Client => !self.in_flight.is_empty() && self.config.read_timeout.is_some(),
         };
@@ -454,13 +490,16 @@ impl Conn {
     fn deadline(&self) -> Option<(Instant, Timeout)> {
         let c = &self.config;
         match (self.role, self.recv) {
-            (Role::Server, Recv::Head) => match self.head_since {
-                Some(since) => Some((since + c.header_read_timeout, Timeout::Head)),
-                None => self.wait_since.map(|since| (since + c.keep_alive_timeout, Timeout::Idle)),
+            (Role::Server, Recv::Head) => match self.head_clock {
+                Clock::At(since) => Some((since + c.header_read_timeout, Timeout::Head)),
+                Clock::Started => None,
+                Clock::Off => {
+                    self.wait_since.map(|since| (since + c.keep_alive_timeout, Timeout::Idle))
+                }
             },
             (Role::Server, Recv::Body) => {
                 let allowance = c.rate_allowance(self.decoder.received())?;
-                self.body_since.map(|since| (since + allowance, Timeout::BodyRate))
+                self.body_clock.at().map(|since| (since + allowance, Timeout::BodyRate))
             }
             (Role::Server, Recv::Drain) => {
                 let allowance = c.rate_allowance(self.drained).unwrap_or(c.header_read_timeout);

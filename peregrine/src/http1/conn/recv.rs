@@ -2,9 +2,8 @@
 //! a body the server did not read, and the end of the input.
 
 use std::mem::MaybeUninit;
-use std::time::Instant;
 
-use super::{Conn, Error, Event, Exchange, InFlight, Pending, Recv, RequestId, Role};
+use super::{Clock, Conn, Error, Event, Exchange, InFlight, Pending, Recv, RequestId, Role};
 use crate::Method;
 use crate::http1::body_decoder::{BodyDecodeError, BodyDecoder};
 use crate::http1::framing::{BodyLength, request_framing_remembering};
@@ -22,22 +21,24 @@ impl Conn {
     /// stack: at most `min(slots.len(), limits.max_headers)` fields; a head with more asks for
     /// more through [`Event::NeedSlots`]). `last`: a server's memory of the last request head
     /// its connections parsed (shared per worker), so a byte-identical head is not parsed
-    /// again. `now` starts the head's clock at its first bytes and the body's rate clock when
-    /// it first waits.
-    #[inline]
+    /// again. No clock is read: a head's first bytes and a body's first wait start clocks whose
+    /// time the next [`Conn::poll_timeout`] gives.
+    ///
+    /// Inlined: the event (a parsed head, ~200 bytes) is then built in the caller's frame,
+    /// where its parts stay in registers; returned out of line it was copied twice per request.
+    #[inline(always)]
     pub fn recv<'b, 'h>(
         &mut self,
         input: &'b [u8],
         slots: &'h mut [MaybeUninit<Header<'b>>],
         last: Option<&mut LastHead>,
-        now: Instant,
     ) -> (usize, Option<Event<'b, 'h>>) {
         match self.recv {
             Recv::Head => match self.role {
-                Role::Server => self.recv_request_head(input, slots, last, now),
+                Role::Server => self.recv_request_head(input, slots, last),
                 Role::Client => self.recv_response_head(input, slots),
             },
-            Recv::Body => self.recv_body(input, now),
+            Recv::Body => self.recv_body(input),
             Recv::Drain => (self.recv_drain(input), None),
             Recv::Waiting | Recv::Upgraded | Recv::Closed => (0, None),
         }
@@ -50,7 +51,6 @@ impl Conn {
         input: &'b [u8],
         slots: &'h mut [MaybeUninit<Header<'b>>],
         last: Option<&mut LastHead>,
-        now: Instant,
     ) -> (usize, Option<Event<'b, 'h>>) {
         if input.is_empty() {
             return (0, None);
@@ -74,7 +74,7 @@ impl Conn {
             Ok(Status::Partial) => {
                 // Slowloris defence: the whole head within header_read_timeout of its first
                 // byte.
-                self.head_since.get_or_insert(now);
+                self.head_clock.start();
                 return (0, None);
             }
             Err(ParseError::TooManyHeaders) if n < limits.max_headers => {
@@ -103,7 +103,7 @@ impl Conn {
             _ => {}
         }
         self.first = false;
-        self.head_since = None;
+        self.head_clock = Clock::Off;
         self.wait_since = None;
         let id = self.next_id;
         self.next_id = id.wrapping_add(1);
@@ -123,7 +123,7 @@ impl Conn {
             self.recv = Recv::Waiting;
         } else {
             self.decoder = BodyDecoder::new(framing.body, self.config.max_body_bytes);
-            self.body_since = None;
+            self.body_clock = Clock::Off;
             self.drained = 0;
             self.recv = Recv::Body;
         }
@@ -149,7 +149,7 @@ impl Conn {
                 Pending::Refusal { status: error.status(), reason: error.reason(), is_head };
         }
         self.close();
-        self.head_since = None;
+        self.head_clock = Clock::Off;
         Event::Error(error)
     }
 
@@ -219,11 +219,7 @@ impl Conn {
 
     /// The body of the current message.
     #[inline]
-    fn recv_body<'b, 'h>(
-        &mut self,
-        input: &'b [u8],
-        now: Instant,
-    ) -> (usize, Option<Event<'b, 'h>>) {
+    fn recv_body<'b, 'h>(&mut self, input: &'b [u8]) -> (usize, Option<Event<'b, 'h>>) {
         // RFC 9110 §10.1.1: the client waits for `100 Continue` before it sends the body; it is
         // sent when the body is first asked for and none of it has come ("a server MAY omit
         // sending a 100 response if it has already received some or all of the content").
@@ -236,7 +232,7 @@ impl Conn {
         }
         if input.is_empty() {
             // Kestrel's MinRequestBodyDataRate: averaged from when the body first waits.
-            self.body_since.get_or_insert(now);
+            self.body_clock.start();
             return (0, None);
         }
         let chunk = match self.decoder.decode(input) {
@@ -257,7 +253,7 @@ impl Conn {
             return self.end_body(id, chunk.consumed);
         }
         // Framing alone: all of the input went into it.
-        self.body_since.get_or_insert(now);
+        self.body_clock.start();
         (chunk.consumed, None)
     }
 

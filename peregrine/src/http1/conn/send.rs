@@ -2,7 +2,7 @@
 //! and persistence the connection decides, bodies framed to match, the end of a body, and what
 //! the connection queues itself (`100 Continue`, refusals).
 
-use super::{Conn, InFlight, Pending, Recv, RequestId, ResponsePlan, Role, Send, SendError};
+use super::{Clock, Conn, InFlight, Pending, Recv, RequestId, ResponsePlan, Role, Send, SendError};
 use crate::date::ImfFixdate;
 use crate::http1::chunked::{CRLF, encode_chunk, encode_chunk_head, encode_last_chunk};
 use crate::http1::encode::{CONTINUE, EncodeError, ResponseHeadOut, encode_head};
@@ -298,9 +298,9 @@ impl Conn {
             Recv::Waiting => Recv::Head,
             other => other,
         };
-        self.head_since = None;
+        self.head_clock = Clock::Off;
         self.wait_since = None;
-        self.body_since = None;
+        self.body_clock = Clock::Off;
     }
 
     /// Appends what the connection queued itself since the last call — `100 Continue`, or the

@@ -1,5 +1,5 @@
-//! Request bodies on HTTP/1.1: the connection reads and decodes (`http1::body_decoder`), the
-//! handler's [`Body`](crate::Body) asks ([`Receive`]).
+//! Request bodies on HTTP/1.1: the connection reads and decodes them (the wire state's body
+//! events), the handler's [`Body`](crate::Body) asks ([`Receive`]).
 //!
 //! One [`RequestBody`] per connection, made at its first request with a body and reused for
 //! the next ones (each request's body gets a new id; a handle with an old id gets an error).
@@ -11,14 +11,12 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::Bytes;
 use http::HeaderMap;
 
 use crate::body::{BodyError, BodyErrorKind, Receive};
-use crate::http1::body_decoder::{BodyDecodeError, BodyDecoder};
-use crate::http1::framing::BodyLength;
+use crate::http1::body_decoder::BodyDecodeError;
 
 /// The request-body source of one connection.
 #[derive(Debug)]
@@ -26,13 +24,16 @@ pub(crate) struct RequestBody {
     state: Mutex<State>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct State {
     /// The body being received; a handle with another id is stale.
     id: u32,
-    decoder: BodyDecoder,
     /// A chunk delivered and not taken yet.
     chunk: Option<Bytes>,
+    /// The body ended on the wire.
+    done: bool,
+    /// Its trailer fields, until taken.
+    trailers: Option<HeaderMap>,
     /// The body failed: its framing is lost, the connection closes after the response.
     error: Option<BodyErrorKind>,
     /// The reader asked for more and found nothing: the connection reads on its behalf.
@@ -41,34 +42,13 @@ struct State {
     reader: Option<Waker>,
     /// The connection's waker while it waits for the handler.
     driver: Option<Waker>,
-    /// When the body first waited for the socket: the minimum data rate is averaged from
-    /// there (Kestrel's MinRequestBodyDataRate).
-    waiting_since: Option<Instant>,
-}
-
-/// What [`RequestBody::feed`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fed {
-    /// A chunk, the end, or an error is there for the reader.
-    Delivered,
-    /// The buffer held only framing (or nothing): more bytes are needed.
-    NeedMore,
+    /// Data bytes still to come off the wire, when known.
+    remaining: Option<u64>,
 }
 
 impl RequestBody {
     pub(crate) fn new() -> Arc<RequestBody> {
-        Arc::new(RequestBody {
-            state: Mutex::new(State {
-                id: 0,
-                decoder: BodyDecoder::new(BodyLength::Length(0), 0),
-                chunk: None,
-                error: None,
-                wants: false,
-                reader: None,
-                driver: None,
-                waiting_since: None,
-            }),
-        })
+        Arc::new(RequestBody { state: Mutex::new(State::default()) })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -77,25 +57,22 @@ impl RequestBody {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts the body of a new request; returns its id.
-    pub(crate) fn start(&self, length: BodyLength, max_bytes: u64) -> u32 {
+    /// Starts the body of a new request, `remaining` data bytes long when known; returns its
+    /// id.
+    pub(crate) fn start(&self, remaining: Option<u64>) -> u32 {
         let mut st = self.lock();
-        st.id = st.id.wrapping_add(1);
-        st.decoder = BodyDecoder::new(length, max_bytes);
-        st.chunk = None;
-        st.error = None;
-        st.wants = false;
-        st.reader = None;
-        st.waiting_since = None;
-        st.id
+        let id = st.id.wrapping_add(1);
+        let driver = st.driver.take();
+        *st = State { id, remaining, driver, ..State::default() };
+        id
     }
 
-    /// The handler is done with the body: a handle it kept gets an error from now on. The
-    /// decoder stays, so the connection can drain what is left.
+    /// The handler is done with the body: a handle it kept gets an error from now on.
     pub(crate) fn detach(&self) {
         let mut st = self.lock();
         st.id = st.id.wrapping_add(1);
         st.chunk = None;
+        st.trailers = None;
         st.wants = false;
         st.reader = None;
         st.driver = None;
@@ -105,7 +82,7 @@ impl RequestBody {
     #[inline]
     pub(crate) fn wants(&self) -> bool {
         let st = self.lock();
-        st.wants && st.chunk.is_none() && st.error.is_none()
+        st.wants && st.chunk.is_none() && st.error.is_none() && !st.done
     }
 
     /// Registers the connection's waker, for a reader in another task to wake it.
@@ -117,96 +94,29 @@ impl RequestBody {
         }
     }
 
-    /// The body has been read off the wire to its end (whether or not the handler took it).
-    pub(crate) fn wire_done(&self) -> bool {
-        self.lock().decoder.is_done()
-    }
-
-    /// Data bytes still to come off the wire, when known.
-    pub(crate) fn remaining(&self) -> Option<u64> {
-        self.lock().decoder.remaining()
-    }
-
-    /// When the body first waited for the socket (now, if this is the first time).
-    pub(crate) fn waiting_since(&self) -> Instant {
-        *self.lock().waiting_since.get_or_insert_with(Instant::now)
-    }
-
-    /// Data bytes read off the wire so far.
-    pub(crate) fn received(&self) -> u64 {
-        self.lock().decoder.received()
-    }
-
-    /// The body failed.
-    pub(crate) fn error(&self) -> Option<BodyErrorKind> {
-        self.lock().error
-    }
-
-    /// Fails the body (a socket error, the connection closing, the data rate): the reader gets
-    /// the error.
+    /// Fails the body (a socket error, the connection closing, the data rate, bad framing):
+    /// the reader gets the error.
     pub(crate) fn fail(&self, kind: BodyErrorKind) {
         let mut st = self.lock();
         st.error = Some(kind);
         wake_reader(&mut st);
     }
 
-    /// Decodes the next chunk from the front of `buf` (zero-copy: the chunk shares the read
-    /// buffer) for the reader, unless one is waiting for it already.
-    pub(crate) fn feed(&self, buf: &mut BytesMut) -> Fed {
+    /// Hands the reader a chunk; `remaining`: data bytes still to come, when known.
+    pub(crate) fn deliver(&self, chunk: Bytes, remaining: Option<u64>) {
         let mut st = self.lock();
-        if st.chunk.is_some() || st.error.is_some() {
-            return Fed::Delivered;
-        }
-        loop {
-            if st.decoder.is_done() {
-                wake_reader(&mut st);
-                return Fed::Delivered;
-            }
-            if buf.is_empty() {
-                return Fed::NeedMore;
-            }
-            match st.decoder.decode(buf) {
-                Err(e) => {
-                    st.error = Some(error_kind(e));
-                    wake_reader(&mut st);
-                    return Fed::Delivered;
-                }
-                Ok(out) if out.data.is_empty() => {
-                    buf.advance(out.consumed);
-                    if out.consumed == 0 && !out.done {
-                        return Fed::NeedMore;
-                    }
-                }
-                Ok(out) => {
-                    let taken = buf.split_to(out.consumed).freeze();
-                    st.chunk = Some(taken.slice(out.data));
-                    wake_reader(&mut st);
-                    return Fed::Delivered;
-                }
-            }
-        }
+        st.chunk = Some(chunk);
+        st.remaining = remaining;
+        wake_reader(&mut st);
     }
 
-    /// Reads and drops what `buf` holds of the body, at most `max` data bytes: `Ok(true)` once
-    /// the body has ended, `Ok(false)` when more is to come (or `max` was reached).
-    ///
-    /// # Errors
-    /// The body's framing is malformed (or over a limit): the connection must not go on.
-    pub(crate) fn discard(&self, buf: &mut BytesMut, max: u64) -> Result<bool, BodyDecodeError> {
+    /// The body ended, with its trailer fields if it had some.
+    pub(crate) fn end(&self, trailers: Option<HeaderMap>) {
         let mut st = self.lock();
-        st.chunk = None;
-        let start = st.decoder.received();
-        while !st.decoder.is_done() && !buf.is_empty() {
-            if st.decoder.received() - start >= max {
-                return Ok(false);
-            }
-            let out = st.decoder.decode(buf)?;
-            buf.advance(out.consumed);
-            if out.consumed == 0 {
-                break;
-            }
-        }
-        Ok(st.decoder.is_done())
+        st.done = true;
+        st.trailers = trailers;
+        st.remaining = Some(0);
+        wake_reader(&mut st);
     }
 }
 
@@ -220,7 +130,8 @@ fn wake_reader(st: &mut State) {
     }
 }
 
-fn error_kind(e: BodyDecodeError) -> BodyErrorKind {
+/// What a body that failed to decode reads as.
+pub(super) fn error_kind(e: BodyDecodeError) -> BodyErrorKind {
     match e {
         BodyDecodeError::TooLarge => BodyErrorKind::TooLarge,
         BodyDecodeError::Incomplete => BodyErrorKind::Incomplete,
@@ -245,7 +156,7 @@ impl Receive for RequestBody {
         if let Some(kind) = st.error {
             return Poll::Ready(Some(Err(BodyError::new(kind))));
         }
-        if st.decoder.is_done() {
+        if st.done {
             return Poll::Ready(None);
         }
         st.wants = true;
@@ -269,7 +180,7 @@ impl Receive for RequestBody {
             return Some(0);
         }
         let buffered = st.chunk.as_ref().map_or(0, |c| c.len() as u64);
-        st.decoder.remaining().map(|n| n + buffered)
+        st.remaining.map(|n| n + buffered)
     }
 
     fn take_trailers(&self, id: u32) -> Option<HeaderMap> {
@@ -277,7 +188,7 @@ impl Receive for RequestBody {
         if st.id != id || st.chunk.is_some() {
             return None;
         }
-        st.decoder.take_trailers()
+        st.trailers.take()
     }
 }
 
@@ -291,94 +202,52 @@ mod tests {
     }
 
     #[test]
-    fn feeds_chunks_until_the_end_then_trailers() {
+    fn chunks_then_the_end_then_trailers() {
         let body = RequestBody::new();
-        let id = body.start(BodyLength::Chunked, 100);
+        let id = body.start(None);
         assert!(poll(&body, id).is_pending());
         assert!(body.wants());
-        let mut buf = BytesMut::from(&b"3\r\nabc\r\n0\r\nX: 1\r\n\r\nGET"[..]);
-        assert_eq!(body.feed(&mut buf), Fed::Delivered);
+        body.deliver(Bytes::from_static(b"abc"), None);
         assert!(!body.wants());
+        assert_eq!(body.size_hint(id), None);
         match poll(&body, id) {
             Poll::Ready(Some(Ok(chunk))) => assert_eq!(chunk, "abc"),
             other => panic!("{other:?}"),
         }
-        assert_eq!(body.feed(&mut buf), Fed::Delivered);
+        let mut trailers = HeaderMap::new();
+        trailers.insert("x", http::HeaderValue::from_static("1"));
+        body.end(Some(trailers));
         assert!(matches!(poll(&body, id), Poll::Ready(None)));
-        assert_eq!(&buf[..], b"GET");
         assert_eq!(body.take_trailers(id).map(|t| t.len()), Some(1));
+        assert_eq!(body.take_trailers(id), None);
     }
 
     #[test]
     fn a_detached_handle_gets_an_error() {
         let body = RequestBody::new();
-        let id = body.start(BodyLength::Length(4), 100);
+        let id = body.start(Some(4));
+        assert_eq!(body.size_hint(id), Some(4));
         body.detach();
         match poll(&body, id) {
             Poll::Ready(Some(Err(e))) => assert!(!e.is_too_large()),
             other => panic!("{other:?}"),
         }
         assert_eq!(body.size_hint(id), Some(0));
+        let next = body.start(None);
+        assert_ne!(next, id);
+        assert!(poll(&body, next).is_pending());
     }
 
     #[test]
-    fn malformed_framing_is_delivered_as_an_error() {
+    fn a_failure_is_delivered_as_an_error() {
         let body = RequestBody::new();
-        let id = body.start(BodyLength::Chunked, 100);
-        let mut buf = BytesMut::from(&b"zz\r\n"[..]);
-        assert_eq!(body.feed(&mut buf), Fed::Delivered);
+        let id = body.start(None);
+        body.fail(error_kind(BodyDecodeError::Chunked(
+            crate::http1::chunked::ChunkedError::MissingCrlfAfterData,
+        )));
         match poll(&body, id) {
             Poll::Ready(Some(Err(e))) => assert!(e.is_invalid()),
             other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn discard_validates_what_is_buffered() {
-        struct Case {
-            length: BodyLength,
-            input: &'static [u8],
-            expect: Result<bool, BodyDecodeError>,
-            rest: &'static [u8],
-        }
-        let cases = [
-            Case {
-                length: BodyLength::Length(3),
-                input: b"abcGET",
-                expect: Ok(true),
-                rest: b"GET",
-            },
-            Case { length: BodyLength::Length(9), input: b"abc", expect: Ok(false), rest: b"" },
-            Case {
-                length: BodyLength::Chunked,
-                input: b"1\r\na\r\n0\r\n\r\nGET",
-                expect: Ok(true),
-                rest: b"GET",
-            },
-            Case {
-                length: BodyLength::Chunked,
-                input: b"1\r\na\r\n",
-                expect: Ok(false),
-                rest: b"",
-            },
-            Case {
-                length: BodyLength::Chunked,
-                input: b"1\r\nab\r\n",
-                expect: Err(BodyDecodeError::Chunked(
-                    crate::http1::chunked::ChunkedError::MissingCrlfAfterData,
-                )),
-                rest: b"",
-            },
-        ];
-        for case in cases {
-            let body = RequestBody::new();
-            body.start(case.length, 100);
-            let mut buf = BytesMut::from(case.input);
-            let got = body.discard(&mut buf, 64);
-            assert_eq!(got, case.expect, "{:?}", case.input);
-            if got.is_ok() {
-                assert_eq!(&buf[..], case.rest, "{:?}", case.input);
-            }
         }
     }
 }

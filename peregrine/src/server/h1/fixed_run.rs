@@ -4,7 +4,7 @@
 //! benchmark) is answered with the same bytes again and again. Rather than copying each answer
 //! into the connection's write buffer, the connection counts them ([`FixedRun`]) and its flush
 //! writes them straight from the worker's copy of that answer repeated ([`Repeats`], rebuilt
-//! when the Date changes: once a second; the write is `write.rs`'s `write_run`). No copy per
+//! when the Date changes: once a second; the write is [`write_run`]). No copy per
 //! answer, and no per-connection buffer written: for a connection that keeps its buffers
 //! between batches, that buffer's lines are cold by the time it runs again.
 //!
@@ -12,8 +12,12 @@
 //! first copies the run into the write buffer (`write_run` again, writing nothing), so the
 //! bytes leave in the order the requests came (RFC 9112 §9.3.2).
 
+use std::io;
+
+use super::Close;
 use crate::date::ImfFixdate;
 use crate::server::fixed::Fixed;
+use crate::server::worker::Worker;
 
 /// The most bytes a run covers (a longer batch goes on in the write buffer), and so about
 /// the size of each repeated answer a worker keeps.
@@ -107,6 +111,50 @@ impl Repeats {
         }
         repeat.as_ref().map(|r| &r.bytes[..count * len])
     }
+}
+
+/// Writes `run` straight from the worker's repeated copy of its answer (with the batch's
+/// `date`), as one call of `send` (a socket's write: the bytes it took, `WouldBlock` for none);
+/// what it does not take is copied into `wbuf`, for a flush to finish with its write timeout.
+/// With [`queue_only`] as `send` the whole run is copied into `wbuf`: something else is about
+/// to be queued after it.
+pub(super) fn write_run(
+    run: &mut FixedRun,
+    send: impl FnOnce(&[u8]) -> io::Result<usize>,
+    worker: &Worker,
+    date: &mut Option<ImfFixdate>,
+    wbuf: &mut Vec<u8>,
+) -> Result<(), Close> {
+    let Some((index, is_head, count)) = run.take() else {
+        return Ok(());
+    };
+    let Some(fixed) = worker.fixed(index) else {
+        return Err(Close::Done);
+    };
+    let date = date.get_or_insert_with(crate::server::clock::date);
+    let mut repeats = worker.repeats.borrow_mut();
+    let Some(bytes) = repeats.get(index, fixed, is_head, date, count) else {
+        return Err(Close::Done);
+    };
+    // `Ok(0)` for bytes to send: the connection takes no more (see `net::write`).
+    let sent = match send(bytes) {
+        Ok(0) if !bytes.is_empty() => return Err(Close::Io),
+        Ok(n) => n,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+        Err(_) => return Err(Close::Io),
+    };
+    if let Some(rest) = bytes.get(sent..).filter(|rest| !rest.is_empty()) {
+        if wbuf.capacity() == 0 {
+            *wbuf = worker.buffers.take_write();
+        }
+        wbuf.extend_from_slice(rest);
+    }
+    Ok(())
+}
+
+/// The `send` of [`write_run`] that sends nothing: the run is queued whole.
+pub(super) fn queue_only(_: &[u8]) -> io::Result<usize> {
+    Err(io::ErrorKind::WouldBlock.into())
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ const MAX_TEMPLATE: usize = 1024;
 const DATE_PREFIX: &[u8] = b"Date: ";
 
 /// What decides a head's bytes besides its fields and the Date: the status, how persistence
-/// is signalled (the request's version, `close`) and the framing field.
+/// is signalled (the request's version, `close`) and the framing field: the wire state's plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HeadKey {
     /// The status code.
@@ -32,6 +32,19 @@ pub(crate) struct HeadKey {
     pub(crate) close: bool,
     /// The framing the head announces.
     pub(crate) length: BodyLength,
+}
+
+impl HeadKey {
+    /// The key of the head `plan` calls for.
+    #[inline]
+    pub(crate) fn of(plan: &crate::http1::conn::ResponsePlan) -> HeadKey {
+        HeadKey {
+            status: plan.status,
+            version: plan.version,
+            close: plan.close,
+            length: plan.length,
+        }
+    }
 }
 
 /// The last encoded response head and what it was encoded from.

@@ -35,9 +35,10 @@ use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http2::{self, Event, HeadersKind, Reason, Role, StreamId};
 use crate::net::Transport;
+use crate::net::WriteStall;
+use crate::net::linger::LINGER;
 use crate::request::{H2Head, Peer, Request};
 use crate::response::IntoResponse;
-use crate::server::linger::{LINGER, poll_discard};
 use body::Bodies;
 use head_cache::HeadCache;
 use tasks::{Out, ReadyQueue, Tasks};
@@ -128,7 +129,7 @@ pub(crate) fn serve<H: Handler>(
         draining: false,
         idle_since: Some(started),
         served: 0,
-        write_stalled: None,
+        stall: WriteStall::default(),
         share: FAIR_SHARE,
         linger: None,
         io_failed: false,
@@ -176,7 +177,7 @@ struct H2Conn<H: Handler> {
     /// Requests started on this connection.
     served: u64,
     /// Since when the socket takes none of the bytes queued for it.
-    write_stalled: Option<Instant>,
+    stall: WriteStall,
     /// Input octets this poll may still read (see `FAIR_SHARE`).
     share: usize,
     /// The connection is over, its write side shut: the lingering close's deadline and the
@@ -734,39 +735,16 @@ impl<H: Handler> H2Conn<H> {
             let conn = self.conn.as_mut().expect("connection state");
             conn.poll_transmit(&mut self.wbuf);
         }
-        let mut wrote = false;
-        while self.wpos < self.wbuf.len() {
-            match self.io.try_write(&self.wbuf[self.wpos..]) {
-                Ok(0) => return Err(()),
-                Ok(n) => {
-                    self.wpos += n;
-                    wrote = true;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    match self.io.poll_write_ready(cx) {
-                        Poll::Ready(Ok(())) => continue,
-                        Poll::Ready(Err(_)) => return Err(()),
-                        Poll::Pending => break,
-                    }
-                }
-                Err(_) => return Err(()),
+        let before = self.wpos;
+        let written = self.io.poll_write_all(cx, &self.wbuf, &mut self.wpos, &mut self.stall);
+        let wrote = self.wpos != before;
+        match written {
+            Poll::Ready(Ok(())) => {
+                self.wbuf.clear();
+                self.wpos = 0;
             }
-        }
-        if self.io.has_pending() {
-            match self.io.poll_flush(cx) {
-                Poll::Ready(Err(_)) => return Err(()),
-                Poll::Ready(Ok(())) | Poll::Pending => {}
-            }
-        }
-        let pending = self.wpos < self.wbuf.len() || self.io.has_pending();
-        if !pending {
-            self.wbuf.clear();
-            self.wpos = 0;
-            self.write_stalled = None;
-        } else if wrote {
-            self.write_stalled = Some(Instant::now());
-        } else {
-            self.write_stalled.get_or_insert_with(Instant::now);
+            Poll::Ready(Err(_)) => return Err(()),
+            Poll::Pending => {}
         }
         Ok(wrote)
     }
@@ -786,7 +764,7 @@ impl<H: Handler> H2Conn<H> {
                     config.keep_alive_timeout
                 }
         });
-        let write_deadline = self.write_stalled.map(|since| since + config.write_timeout);
+        let write_deadline = self.stall.deadline(config.write_timeout).map(Instant::from_std);
         // A response that finds no window for this long (a peer holding streams open at zero
         // window) is reset.
         let stall_deadline = self
@@ -863,7 +841,7 @@ impl<H: Handler> H2Conn<H> {
             self.wbuf.clear();
             self.wpos = 0;
             self.conn().go_away(Reason::NO_ERROR, b"write timeout");
-            self.write_stalled = None;
+            self.stall = WriteStall::default();
             any = true;
         }
         if passed(stall_deadline) {
@@ -912,7 +890,7 @@ impl<H: Handler> H2Conn<H> {
         let deadline = *deadline;
         // Past `LINGER_BYTES` it waits out the deadline without reading: closing then would
         // send the reset the linger is there to hold back (the tests saw GOAWAY lost so).
-        if poll_discard(self.io.tcp(), cx, discarded).is_ready() {
+        if self.io.poll_discard(cx, discarded).is_ready() {
             return Poll::Ready(());
         }
         if self.timer.deadline() != deadline {

@@ -71,7 +71,6 @@ pub(super) struct Server {
     reading: bool,
     /// The driver stops reading (an HTTP/2 preface was found).
     stopped: bool,
-    pub now: Instant,
 }
 
 impl Server {
@@ -84,7 +83,6 @@ impl Server {
             answer,
             reading: false,
             stopped: false,
-            now,
         }
     }
 
@@ -113,7 +111,7 @@ impl Server {
         while !self.stopped {
             let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
             let (used, step) = {
-                let (used, event) = self.conn.recv(&self.rbuf, &mut slots, None, self.now);
+                let (used, event) = self.conn.recv(&self.rbuf, &mut slots, None);
                 (used, event.map(|e| describe(&e)))
             };
             let step = match step {
@@ -121,7 +119,7 @@ impl Server {
                     self.log.push(format!("need {n} slots"));
                     let mut more = Vec::new();
                     more.resize_with(n, MaybeUninit::uninit);
-                    let (used, event) = self.conn.recv(&self.rbuf, &mut more, None, self.now);
+                    let (used, event) = self.conn.recv(&self.rbuf, &mut more, None);
                     let step = event.map(|e| describe(&e));
                     self.rbuf.drain(..used);
                     step
@@ -296,7 +294,6 @@ pub(super) struct Client {
     rbuf: Vec<u8>,
     pub out: Vec<u8>,
     log: Vec<String>,
-    pub now: Instant,
 }
 
 impl Client {
@@ -306,7 +303,6 @@ impl Client {
             rbuf: Vec::new(),
             out: Vec::new(),
             log: Vec::new(),
-            now,
         }
     }
 
@@ -336,14 +332,14 @@ impl Client {
         loop {
             let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
             let (used, step) = {
-                let (used, event) = self.conn.recv(&self.rbuf, &mut slots, None, self.now);
+                let (used, event) = self.conn.recv(&self.rbuf, &mut slots, None);
                 (used, event.map(|e| describe(&e)))
             };
             let (used, step) = match step {
                 Some(Step::NeedSlots(n)) => {
                     let mut more = Vec::new();
                     more.resize_with(n, MaybeUninit::uninit);
-                    let (used, event) = self.conn.recv(&self.rbuf, &mut more, None, self.now);
+                    let (used, event) = self.conn.recv(&self.rbuf, &mut more, None);
                     (used, event.map(|e| describe(&e)))
                 }
                 other => (used, other),

@@ -1,0 +1,148 @@
+//! The one write path of every connection (the HTTP/1.1 and HTTP/2 servers, the client): write
+//! all of a buffer, then what the transport holds, with a deadline on stalls.
+//!
+//! A socket write that returns `Ok(0)` for a non-empty buffer means the connection can take no
+//! more bytes ever: it is an error (`WriteZero`), never a reason to try again. `WouldBlock`
+//! waits for writability; a stall longer than the write timeout fails with `TimedOut`.
+
+use std::io;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::transport::Transport;
+
+/// When the current write stall began: the write timeout counts from there, and any progress
+/// clears it. The driver arms its timer for [`WriteStall::deadline`] while a write pends.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WriteStall {
+    since: Option<Instant>,
+}
+
+impl WriteStall {
+    /// When the stall under way times out, if a write is stalled.
+    #[inline]
+    pub(crate) fn deadline(&self, timeout: Duration) -> Option<Instant> {
+        self.since.map(|since| since + timeout)
+    }
+
+    /// A write made progress.
+    #[inline]
+    pub(super) fn progressed(&mut self) {
+        self.since = None;
+    }
+
+    /// A write could not go on: the stall starts now unless it already had.
+    pub(super) fn stalled(&mut self) {
+        self.since.get_or_insert_with(Instant::now);
+    }
+}
+
+/// The error of a write that could take no byte: the peer is gone.
+pub(crate) fn write_zero() -> io::Error {
+    io::Error::new(io::ErrorKind::WriteZero, "the connection takes no more bytes")
+}
+
+impl Transport {
+    /// Writes `data[*pos..]`, advancing `pos`, then sends what the transport holds (TLS
+    /// records). `Pending` when the socket is full (its writability is registered, and
+    /// `stall` records since when); `Ready(Ok)` once everything is out.
+    ///
+    /// # Errors
+    /// The socket's error; `WriteZero` when it takes no byte (see the module docs).
+    #[inline]
+    pub(crate) fn poll_write_all(
+        &mut self,
+        cx: &mut Context<'_>,
+        data: &[u8],
+        pos: &mut usize,
+        stall: &mut WriteStall,
+    ) -> Poll<io::Result<()>> {
+        while *pos < data.len() {
+            match self.try_write(&data[*pos..]) {
+                Ok(0) => return Poll::Ready(Err(write_zero())),
+                Ok(n) => {
+                    *pos += n;
+                    stall.progressed();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    match self.poll_write_ready(cx) {
+                        Poll::Ready(Ok(())) => continue,
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                        Poll::Pending => {
+                            stall.stalled();
+                            return Poll::Pending;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+        self.poll_flush_held(cx, stall)
+    }
+
+    /// Sends what the transport holds (TLS records not yet written), with the stall recorded
+    /// as for [`Transport::poll_write_all`].
+    ///
+    /// # Errors
+    /// The socket's error.
+    #[inline]
+    pub(crate) fn poll_flush_held(
+        &mut self,
+        cx: &mut Context<'_>,
+        stall: &mut WriteStall,
+    ) -> Poll<io::Result<()>> {
+        if !self.has_pending() {
+            return Poll::Ready(Ok(()));
+        }
+        match self.poll_flush(cx) {
+            Poll::Ready(r) => {
+                stall.progressed();
+                Poll::Ready(r)
+            }
+            Poll::Pending => {
+                stall.stalled();
+                Poll::Pending
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// A peer that reads nothing: the write stalls with the stall recorded; once it reads,
+    /// the rest goes and the stall clears. Every byte arrives in order.
+    #[test]
+    fn a_stalled_write_resumes_and_records_the_stall() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (stream, _) = listener.accept().await.unwrap();
+            socket2::SockRef::from(&stream).set_send_buffer_size(4096).unwrap();
+            let mut io = Transport::Plain(stream);
+            let data: Vec<u8> = (0..4 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
+            let (mut pos, mut stall) = (0, WriteStall::default());
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(io.poll_write_all(&mut cx, &data, &mut pos, &mut stall).is_pending());
+            assert!(pos < data.len());
+            let timeout = Duration::from_secs(30);
+            assert!(stall.deadline(timeout).is_some_and(|at| at > Instant::now()));
+            let want = data.clone();
+            let reader = std::thread::spawn(move || {
+                let mut got = vec![0; want.len()];
+                peer.read_exact(&mut got).unwrap();
+                assert!(got == want, "bytes out of order");
+            });
+            std::future::poll_fn(|cx| io.poll_write_all(cx, &data, &mut pos, &mut stall))
+                .await
+                .unwrap();
+            assert_eq!(pos, data.len());
+            assert!(stall.deadline(timeout).is_none(), "progress clears the stall");
+            reader.join().unwrap();
+        });
+    }
+}
