@@ -88,7 +88,7 @@ mod version;
 pub use body::{Body, BodyError, BodySender, FileSpan};
 pub use handler::Handler;
 pub use method::{Method, STANDARD_METHODS};
-pub use request::{Headers, INLINE_HEADERS, Request};
+pub use request::{Headers, Request};
 pub use response::{HeaderList, IntoResponse, Response};
 pub use routing::Router;
 pub use server::{Server, ServerHandle};
