@@ -12,6 +12,7 @@ use bytes::BytesMut;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::connections::{Conn, Connections};
 use super::proxy::{ProxyProtocol, ReadError, read_header};
 use super::slots::Service;
 use super::worker::Admitted;
@@ -20,22 +21,23 @@ use crate::handler::Handler;
 use crate::net::{TlsStream, Transport};
 use crate::request::Peer;
 
-/// Starts serving one accepted connection, as a task of the worker, until it closes.
+/// Starts serving one accepted connection among the worker's `connections`, until it closes.
 ///
-/// Plain TCP runs the HTTP/1.1 connection's future directly as the task, so an idle plain
-/// connection carries nothing more; a TLS connection's task runs the handshake first.
+/// Plain TCP runs the HTTP/1.1 connection's future inline in its slot, so an idle plain
+/// connection carries nothing more; a TLS connection's future runs the handshake first.
 pub(crate) fn start<H: Handler>(
     stream: TcpStream,
     peer: SocketAddr,
     tls: Option<Arc<rustls::ServerConfig>>,
     service: &Rc<Service<H>>,
     admitted: Admitted,
+    connections: &Connections<H>,
 ) {
     let accepted = Instant::now();
     let service = service.clone();
     if let Some(proxy) = admitted.worker.proxy.clone() {
         let conn = serve_proxied(stream, peer, proxy, tls, service, admitted, accepted);
-        tokio::task::spawn_local(conn);
+        connections.insert(Conn::Boxed(Box::pin(conn)));
         return;
     }
     let peer = Peer::Direct(peer);
@@ -45,12 +47,12 @@ pub(crate) fn start<H: Handler>(
             let io = Transport::Plain(stream);
             let input = BytesMut::new();
             let conn = h1::serve(io, peer, input, service, admitted, accepted);
-            tokio::task::spawn_local(conn);
+            connections.insert(Conn::Plain(conn));
         }
         Some(config) => {
             let early = BytesMut::new();
             let conn = serve_tls(stream, peer, early, config, service, admitted, accepted);
-            tokio::task::spawn_local(conn);
+            connections.insert(Conn::Boxed(Box::pin(conn)));
         }
     }
 }

@@ -27,6 +27,7 @@ mod call;
 mod clock;
 mod config;
 mod conn;
+mod connections;
 mod fixed;
 mod h1;
 mod h2;

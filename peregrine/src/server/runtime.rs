@@ -15,6 +15,7 @@ use tokio::task::LocalSet;
 use super::access_log::AccessLog;
 use super::config::Config;
 use super::conn;
+use super::connections::Connections;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
@@ -122,6 +123,9 @@ pub(crate) fn spawn_worker<H: Handler>(
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();
         local.block_on(&runtime, async move {
+            // Every connection of the worker is polled by this one task (`connections.rs`).
+            let connections = Rc::new(Connections::new());
+            tokio::task::spawn_local(connections.clone().run());
             for (listener, tls) in listeners {
                 match TcpListener::from_std(listener) {
                     Ok(listener) => {
@@ -130,6 +134,7 @@ pub(crate) fn spawn_worker<H: Handler>(
                             tls,
                             handler.clone(),
                             worker.clone(),
+                            connections.clone(),
                         ));
                     }
                     Err(e) => tracing::error!("peregrine: cannot register listener: {e}"),
@@ -186,6 +191,7 @@ async fn accept_loop<H: Handler>(
     tls: Tls,
     handler: Rc<Service<H>>,
     worker: Rc<Worker>,
+    connections: Rc<Connections<H>>,
 ) {
     loop {
         let accepted = tokio::select! {
@@ -202,7 +208,7 @@ async fn accept_loop<H: Handler>(
                 // Responses are written whole; Nagle would hold back pipelined ones.
                 let _ = stream.set_nodelay(true);
                 let admitted = Admitted::new(worker.clone());
-                conn::start(stream, peer, tls.clone(), &handler, admitted);
+                conn::start(stream, peer, tls.clone(), &handler, admitted, &connections);
             }
             Err(e) => {
                 if let Some(pause) = accept_backoff(&e) {

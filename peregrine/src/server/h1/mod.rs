@@ -131,14 +131,14 @@ pub(crate) fn serve<H: Handler>(
     service: Rc<Service<H>>,
     admitted: Admitted,
     accepted: Instant,
-) -> impl Future<Output = ()> {
+) -> Serve<H> {
     Serve::H1(H1Conn::new(io, peer, rbuf, service, admitted, accepted))
 }
 
 /// The connection's task: HTTP/1.1, then possibly HTTP/2 (boxed: a plain connection's task
 /// carries a pointer for it, not its state). The HTTP/1.1 state is the task's own, inline.
 #[allow(clippy::large_enum_variant)]
-enum Serve<H: Handler> {
+pub(crate) enum Serve<H: Handler> {
     H1(H1Conn<H>),
     H2(Pin<Box<dyn Future<Output = ()>>>),
     Done,
