@@ -195,8 +195,16 @@ impl Worker {
 
     /// Connection `slot` waits for its next request (it may be closed to admit another).
     pub(crate) fn go_idle(&self, slot: u32) {
-        self.slots.borrow_mut().idle(slot);
-        self.load.workers[self.index].idle.fetch_add(1, Ordering::Relaxed);
+        let mut slots = self.slots.borrow_mut();
+        slots.idle(slot);
+        self.publish_idle(slots.idle_count());
+    }
+
+    /// Publishes this worker's idle count for the others' `make_room`: a plain store (the
+    /// count is this worker's alone to change), not a read-modify-write per idle transition.
+    #[inline]
+    fn publish_idle(&self, idle: usize) {
+        self.load.workers[self.index].idle.store(idle, Ordering::Relaxed);
     }
 
     /// Connection `slot` has a request again (after [`Worker::go_idle`]).
@@ -205,7 +213,7 @@ impl Worker {
         let before = slots.idle_count();
         slots.busy(slot);
         if slots.idle_count() < before {
-            self.load.workers[self.index].idle.fetch_sub(1, Ordering::Relaxed);
+            self.publish_idle(slots.idle_count());
         }
     }
 
@@ -219,8 +227,10 @@ impl Worker {
     pub(crate) fn evict(&self, n: usize) -> usize {
         let mut done = 0;
         while done < n && self.slots.borrow_mut().evict_oldest() {
-            self.load.workers[self.index].idle.fetch_sub(1, Ordering::Relaxed);
             done += 1;
+        }
+        if done > 0 {
+            self.publish_idle(self.slots.borrow().idle_count());
         }
         done
     }

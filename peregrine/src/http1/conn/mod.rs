@@ -487,6 +487,7 @@ impl Conn {
     }
 
     /// The deadline in force and what passing it means.
+    #[inline]
     fn deadline(&self) -> Option<(Instant, Timeout)> {
         let c = &self.config;
         match (self.role, self.recv) {
