@@ -21,11 +21,17 @@ struct Line {
 }
 
 fn logged_server() -> (peregrine::ServerHandle, Arc<Mutex<Vec<Line>>>) {
+    logged_server_with(test_config())
+}
+
+fn logged_server_with(
+    config: peregrine::server::Config,
+) -> (peregrine::ServerHandle, Arc<Mutex<Vec<Line>>>) {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink = lines.clone();
     let server = Server::bind("127.0.0.1:0")
         .workers(1)
-        .config(test_config())
+        .config(config)
         .access_log(move |e| {
             sink.lock().unwrap().push(Line {
                 method: e.method.to_owned(),
@@ -141,4 +147,26 @@ fn refused_requests_are_logged() {
             case.request
         );
     }
+}
+
+/// A head that times out (a slowloris) gets no answer, but leaves a 408 in the log, as nginx's
+/// does; a connection that sent nothing leaves no line.
+#[test]
+fn a_timed_out_head_is_logged_as_408() {
+    let config = peregrine::server::Config {
+        header_read_timeout: std::time::Duration::from_millis(300),
+        ..test_config()
+    };
+    let (server, lines) = logged_server_with(config);
+    let mut silent = RawClient::connect(server.local_addr());
+    let mut slow = RawClient::connect(server.local_addr());
+    slow.send(b"GET /slow HTTP/1.1\r\nHost: t\r\nX-A: ");
+    assert!(slow.closed_within(std::time::Duration::from_secs(3)));
+    assert!(slow.buffered().is_empty(), "nothing is answered");
+    assert!(silent.closed_within(std::time::Duration::from_secs(3)));
+    let got = wait_for(&lines, 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let line = &got[0];
+    assert!(line.refused, "{line:?}");
+    assert_eq!((line.method.as_str(), line.target.as_str(), line.status), ("GET", "/slow", 408));
 }
