@@ -34,30 +34,30 @@ impl<H: Handler> H1Conn<H> {
     /// the body's data rate; on its response, settles the request body and encodes the
     /// response.
     pub(super) fn poll_handler(&mut self, cx: &mut Context<'_>) -> Poll<Phase> {
-        let Some(mut job) = self.job.take() else {
+        let Some(mut running) = self.running.take() else {
             return Poll::Ready(Phase::Requests);
         };
-        let has_body = job.has_body;
+        let has_body = running.has_body;
         if has_body {
             if let Some(body) = &self.body {
                 body.watch(cx.waker());
             }
         }
         loop {
-            let polled = poll_handler(&mut job.slot, cx, |out| {
+            let polled = poll_handler(&mut running.slot, cx, |out| {
                 let mut res = out.into_response();
                 self.finish(&mut res, has_body)
             });
             match polled {
                 Poll::Ready(Ok(next)) => {
-                    self.end_job(job.slot);
+                    self.end_running(running.slot);
                     return Poll::Ready(next);
                 }
                 Poll::Ready(Err(Panicked)) => {
                     if let Some(body) = self.body.as_ref().filter(|_| has_body) {
                         body.detach();
                     }
-                    self.end_job(job.slot);
+                    self.end_running(running.slot);
                     let mut res =
                         error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
                     return Poll::Ready(self.answer_and_close(&mut res));
@@ -67,7 +67,7 @@ impl<H: Handler> H1Conn<H> {
             // Time passes while the handler waits: its response gets a fresh Date.
             self.date = None;
             if !has_body {
-                self.job = Some(job);
+                self.running = Some(running);
                 return Poll::Pending;
             }
             if self.pump(cx).is_ready() {
@@ -79,17 +79,17 @@ impl<H: Handler> H1Conn<H> {
                     body.fail(BodyErrorKind::TimedOut);
                     body.detach();
                 }
-                self.end_job(job.slot);
+                self.end_running(running.slot);
                 let mut res = error_response(StatusCode::REQUEST_TIMEOUT, "body too slow");
                 return Poll::Ready(self.answer_and_close(&mut res));
             }
-            self.job = Some(job);
+            self.running = Some(running);
             return Poll::Pending;
         }
     }
 
     /// The handler's slot goes back to the pool.
-    fn end_job(&mut self, slot: crate::server::slots::Slot<H::Future>) {
+    fn end_running(&mut self, slot: crate::server::slots::Slot<H::Future>) {
         self.service.put(slot);
         if let Some(metrics) = &self.worker.metrics {
             metrics.request_finished();

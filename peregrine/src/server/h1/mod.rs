@@ -94,7 +94,7 @@ enum Phase {
     /// Parsing requests from the read buffer and answering those the server answers itself;
     /// when none is complete, writing the answers and waiting for bytes.
     Requests,
-    /// A handler runs (`job`).
+    /// A handler runs (`running`).
     Handler,
     /// A response body is streamed (`stream`).
     Body,
@@ -115,7 +115,7 @@ enum Phase {
 }
 
 /// A request whose handler runs.
-struct Job<F> {
+struct Running<F> {
     slot: Slot<F>,
     /// The request has a body (its reader may wait for the socket).
     has_body: bool,
@@ -203,7 +203,7 @@ pub(crate) struct H1Conn<H: Handler> {
     /// The Date of the responses to the current batch.
     date: Option<ImfFixdate>,
     service: Rc<Service<H>>,
-    job: Option<Job<H::Future>>,
+    running: Option<Running<H::Future>>,
     /// A response body being streamed.
     stream: Option<Box<Streaming>>,
     /// The request-body source, made at the first request with a body.
@@ -260,7 +260,7 @@ impl<H: Handler> H1Conn<H> {
             client_close: false,
             date: None,
             service,
-            job: None,
+            running: None,
             stream: None,
             body: None,
             log: None,

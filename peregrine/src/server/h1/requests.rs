@@ -8,7 +8,7 @@ use std::task::{Context, Poll, ready};
 use bytes::{Buf, Bytes};
 
 use super::body::RequestBody;
-use super::{Close, H1Conn, Job, Phase};
+use super::{Close, H1Conn, Phase, Running};
 use crate::body::Body;
 use crate::handler::Handler;
 use crate::http1::conn::{Error as WireError, Event};
@@ -277,7 +277,7 @@ impl<H: Handler> H1Conn<H> {
         if let Some(metrics) = &self.worker.metrics {
             metrics.request_started();
         }
-        self.job = Some(Job { slot: self.service.call(req), has_body });
+        self.running = Some(Running { slot: self.service.call(req), has_body });
         Step::Run
     }
 
