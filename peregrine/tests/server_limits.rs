@@ -159,3 +159,35 @@ fn an_8_kb_cookie_fits_the_default_head_limit() {
         assert_eq!(client.response().status, c.expect, "{}", c.name);
     }
 }
+
+/// A client that stops reading: once the server's writes make no progress for
+/// `write_timeout`, the connection is closed, whether the body is one buffer or a stream.
+#[test]
+fn a_client_that_stops_reading_is_closed_by_the_write_timeout() {
+    use peregrine::{Body, Request, Response};
+    const BIG: usize = 64 << 20;
+    async fn big(req: Request) -> Response {
+        if req.path() == "/stream" {
+            // Endless: only the write timeout ends it.
+            let chunk = bytes::Bytes::from(vec![b's'; 64 << 10]);
+            Response::new(Body::from_poll_fn(move |_| {
+                std::task::Poll::Ready(Some(Ok(chunk.clone())))
+            }))
+        } else {
+            Response::new(vec![b'x'; BIG])
+        }
+    }
+    let config = Config { write_timeout: Duration::from_millis(300), ..test_config() };
+    let server = spawn_with(config, big);
+    for path in ["/", "/stream"] {
+        let mut c = RawClient::connect(server.local_addr());
+        c.send(&get(path));
+        // Far longer than the timeout, reading nothing.
+        std::thread::sleep(Duration::from_millis(1500));
+        let start = Instant::now();
+        assert!(c.closed_within(Duration::from_secs(5)), "{path}: still open");
+        // What the socket buffers held came at once; no more was written after the stall.
+        assert!(start.elapsed() < Duration::from_secs(2), "{path}: {:?}", start.elapsed());
+        assert!(c.buffered().len() < BIG, "{path}: {} bytes", c.buffered().len());
+    }
+}
