@@ -385,29 +385,43 @@ impl<H: Handler> H1Conn<H> {
         self.wpos < self.wbuf.len() || self.run.is_pending() || self.io.has_pending()
     }
 
-    /// Waits until the socket is readable, having written what is queued first. Fails on the
-    /// connection's deadline (a head's, the keep-alive's, a drain's), and, between requests,
-    /// when the worker stops accepting or chooses this connection to make room.
+    /// Reads more bytes, having written what is queued first: `Ok(false)` at the end of the
+    /// stream. Fails on the connection's deadline (a head's, the keep-alive's, a drain's), and,
+    /// between requests, when the worker stops accepting or chooses this connection to make
+    /// room.
     ///
-    /// Only a wait that pends makes the connection idle: then, when no partial head is
-    /// buffered, its buffers go back to the pool, and the timer is armed. When bytes are already
-    /// readable, neither buffers nor timer nor clock are touched.
-    fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Close>> {
+    /// The read is tried before the socket's readiness is polled: after a wake-up the bytes
+    /// are there, and a socket whose last read was short is known not readable without a
+    /// system call. Only a wait that pends makes the connection idle: then, when no partial
+    /// head is buffered, its buffers go back to the pool, and the timer is armed. When bytes
+    /// are already readable, neither buffers nor timer nor clock are touched.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<bool, Close>> {
         // Bytes TLS already decrypted mean no wait: what is queued (responses, the session
         // tickets) leaves with the answers to them, in one write.
         if !self.io.has_buffered_read() && self.has_output() {
             ready!(self.poll_flush(cx))?;
         }
         loop {
-            if let Poll::Ready(ready) = self.io.poll_read_ready(cx) {
+            if let Some(more) = self.read()? {
                 self.wait = None;
                 if std::mem::take(&mut self.went_idle) {
                     self.worker.go_busy(self.admitted.idle);
                 }
-                return Poll::Ready(ready.map_err(Close::from));
+                return Poll::Ready(Ok(more));
+            }
+            // Ready: bytes came since the read (or the socket failed, which the read reports).
+            if self.io.poll_read_ready(cx).is_ready() {
+                continue;
             }
             let deadline = match self.wait {
-                Some(deadline) => deadline,
+                // Woken during the wait (a timer set for a deadline since moved): the read took
+                // a buffer back, which an idle connection that holds none returns again.
+                Some(deadline) => {
+                    if self.went_idle && self.holding.0.is_none() {
+                        self.release_buffers();
+                    }
+                    deadline
+                }
                 None => self.start_wait(),
             };
             if self.timer.poll_until(cx, deadline).is_pending() {
@@ -439,6 +453,12 @@ impl<H: Handler> H1Conn<H> {
         Poll::Pending
     }
 
+    /// A wait for bytes has pended and not ended yet.
+    #[inline]
+    fn waiting(&self) -> bool {
+        self.wait.is_some()
+    }
+
     /// The wait pends for the first time: the connection goes idle (buffers, idle order), and
     /// its deadline is read from the wire state with the time now.
     fn start_wait(&mut self) -> Instant {
@@ -462,8 +482,9 @@ impl<H: Handler> H1Conn<H> {
         deadline
     }
 
-    /// Reads what the socket has. `Ok(false)` at end of stream.
-    fn read(&mut self) -> Result<bool, Close> {
+    /// Reads what the socket has: `Some(false)` at the end of the stream, `None` when
+    /// nothing is there yet.
+    fn read(&mut self) -> Result<Option<bool>, Close> {
         let buf = &mut self.rbuf;
         if buf.capacity() == 0 {
             *buf = self.worker.buffers.take();
@@ -471,12 +492,14 @@ impl<H: Handler> H1Conn<H> {
         if buf.capacity() - buf.len() < MIN_READ {
             buf.reserve(MIN_READ);
         }
-        // A new batch of requests: their responses get a fresh Date.
-        self.date = None;
         match self.io.try_read_buf(buf) {
-            Ok(0) => Ok(false),
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(true),
+            Ok(0) => Ok(Some(false)),
+            Ok(_) => {
+                // A new batch of requests: their responses get a fresh Date.
+                self.date = None;
+                Ok(Some(true))
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
             Err(_) => Err(Close::Io),
         }
     }

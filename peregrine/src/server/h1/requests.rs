@@ -72,28 +72,29 @@ impl<H: Handler> H1Conn<H> {
     /// writes the answers and waits for bytes.
     pub(super) fn poll_requests(&mut self, cx: &mut Context<'_>) -> Poll<Phase> {
         loop {
-            // A long pipelined batch of answers the server wrote itself is written as it
-            // grows, as handlers' responses are.
-            if self.wbuf.len() >= super::FLUSH_AT {
-                if let Err(close) = ready!(self.poll_flush(cx)) {
-                    return Poll::Ready(self.closed(close));
+            // A wait under way (it pended before) found no complete request: the bytes are
+            // read before anything is parsed again.
+            if !self.waiting() {
+                // A long pipelined batch of answers the server wrote itself is written as it
+                // grows, as handlers' responses are.
+                if self.wbuf.len() >= super::FLUSH_AT {
+                    if let Err(close) = ready!(self.poll_flush(cx)) {
+                        return Poll::Ready(self.closed(close));
+                    }
+                }
+                match self.step() {
+                    Ok(Step::Run) => return Poll::Ready(Phase::Handler),
+                    Ok(Step::Next) => continue,
+                    Ok(Step::Wait) => {}
+                    Ok(Step::Close) => return Poll::Ready(Phase::Closing { linger: true }),
+                    Ok(Step::Http2(upgraded)) => return Poll::Ready(Phase::Handover(upgraded)),
+                    Err(close) => return Poll::Ready(self.closed(close)),
+                }
+                if self.conn.is_closed() {
+                    return Poll::Ready(Phase::Closing { linger: true });
                 }
             }
-            match self.step() {
-                Ok(Step::Run) => return Poll::Ready(Phase::Handler),
-                Ok(Step::Next) => continue,
-                Ok(Step::Wait) => {}
-                Ok(Step::Close) => return Poll::Ready(Phase::Closing { linger: true }),
-                Ok(Step::Http2(upgraded)) => return Poll::Ready(Phase::Handover(upgraded)),
-                Err(close) => return Poll::Ready(self.closed(close)),
-            }
-            if self.conn.is_closed() {
-                return Poll::Ready(Phase::Closing { linger: true });
-            }
-            if let Err(close) = ready!(self.poll_wait(cx)) {
-                return Poll::Ready(self.closed(close));
-            }
-            match self.read() {
+            match ready!(self.poll_read(cx)) {
                 Ok(true) => {}
                 // End of stream: between requests the client is done; inside a head there is
                 // nobody left to answer.
