@@ -64,6 +64,28 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+/// Declares functions (or a module) `pub` with the `unstable` feature (or under `cfg(fuzzing)`)
+/// and `pub(crate)` otherwise: what the crate uses itself but its API does not promise, reached
+/// by its own benches, tests and fuzz targets.
+macro_rules! unstable_pub {
+    ($($(#[$attr:meta])* pub fn $name:ident($($args:tt)*) $(-> $ret:ty)? $body:block)*) => {$(
+        #[cfg(any(fuzzing, feature = "unstable"))]
+        $(#[$attr])*
+        pub fn $name($($args)*) $(-> $ret)? $body
+        #[cfg(not(any(fuzzing, feature = "unstable")))]
+        $(#[$attr])*
+        pub(crate) fn $name($($args)*) $(-> $ret)? $body
+    )*};
+    ($(#[$attr:meta])* pub mod $name:ident;) => {
+        #[cfg(any(fuzzing, feature = "unstable"))]
+        $(#[$attr])*
+        pub mod $name;
+        #[cfg(not(any(fuzzing, feature = "unstable")))]
+        $(#[$attr])*
+        pub(crate) mod $name;
+    };
+}
+
 mod ascii;
 mod body;
 mod byte_word;

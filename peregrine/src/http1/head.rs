@@ -126,21 +126,22 @@ impl KnownHeaders {
     /// No header identified (the same as `default()`, usable in constants).
     pub const EMPTY: KnownHeaders = KnownHeaders { first: [0; 16], count: [0; 16] };
 
-    /// Records that header `index` has kind `id` (counts saturate at `u16::MAX`; `Other`
-    /// records nothing). The parser fills the table; this is public only for benches and
-    /// tests that build heads by hand.
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn record(&mut self, id: HeaderId, index: usize) {
-        let k = id as usize % 16;
-        if k >= KNOWN_HEADERS {
-            return;
+    unstable_pub! {
+        /// Records that header `index` has kind `id` (counts saturate at `u16::MAX`; `Other`
+        /// records nothing). The parser fills the table; public (the `unstable` feature) only
+        /// for benches and tests that build heads by hand.
+        #[inline(always)]
+        pub fn record(&mut self, id: HeaderId, index: usize) {
+            let k = id as usize % 16;
+            if k >= KNOWN_HEADERS {
+                return;
+            }
+            let c = self.count[k];
+            if c == 0 {
+                self.first[k] = index as u16;
+            }
+            self.count[k] = c.saturating_add(1);
         }
-        let c = self.count[k];
-        if c == 0 {
-            self.first[k] = index as u16;
-        }
-        self.count[k] = c.saturating_add(1);
     }
 
     /// The lanes (`first`, `count`; lane `k` is kind `k`), for a scanning kernel that

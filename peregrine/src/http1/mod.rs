@@ -38,5 +38,5 @@ pub use last_head::{LAST_HEAD_BYTES, LAST_HEAD_FIELDS, LastHead, LastResponseHea
 pub use limits::Limits;
 pub(crate) use line_start::may_start_request_line;
 pub use parse::{parse_request, parse_request_uninit, parse_response, parse_response_uninit};
-#[doc(hidden)]
+#[cfg(any(fuzzing, feature = "unstable"))]
 pub use simd::kernel_name;

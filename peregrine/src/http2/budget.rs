@@ -4,14 +4,7 @@
 
 use std::time::Instant;
 
-/// A burst size and a refill rate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rate {
-    /// Events allowed at once, from a full bucket.
-    pub burst: u32,
-    /// Events per second the bucket refills (0: never refills; `burst` per connection).
-    pub per_second: u32,
-}
+use super::config::Rate;
 
 /// Milli-tokens per token: refills are tracked to a thousandth so slow rates still refill.
 const MILLI: u64 = 1000;
@@ -21,7 +14,7 @@ const MILLI: u64 = 1000;
 /// # Examples
 /// ```
 /// use std::time::{Duration, Instant};
-/// use peregrine::http2::budget::{Bucket, Rate};
+/// use peregrine::http2::{Rate, budget::Bucket};
 /// let t0 = Instant::now();
 /// let mut b = Bucket::new(Rate { burst: 2, per_second: 10 });
 /// assert!(b.take(t0) && b.take(t0));

@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use super::budget::Rate;
-
 /// The settings we advertise and the timers we keep (RFC 9113 §6.5.2).
 ///
 /// | Field | Default | Advertised as |
@@ -77,6 +75,15 @@ impl Default for Config {
             limits: Limits::default(),
         }
     }
+}
+
+/// A burst size and a refill rate: a token bucket's (the abuse budgets of [`Limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    /// Events allowed at once, from a full bucket.
+    pub burst: u32,
+    /// Events per second the bucket refills (0: never refills; `burst` per connection).
+    pub per_second: u32,
 }
 
 /// Abuse budgets: each bounds the work or memory one kind of peer behaviour can cost, and ends

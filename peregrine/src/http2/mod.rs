@@ -2,19 +2,23 @@
 //! a connection state machine for both roles. Byte slices in, events and bytes out; no sockets,
 //! no clock read implicitly (the caller passes `now`).
 
-pub mod budget;
+unstable_pub! {
+    pub mod budget;
+}
 pub mod config;
 pub mod conn;
 pub mod error;
 pub mod flow;
 pub mod frame;
 pub mod hpack;
-pub mod slab;
+unstable_pub! {
+    pub mod slab;
+}
 pub mod stream;
 mod stream_id;
 pub mod upgrade;
 
-pub use config::{Config, Limits};
+pub use config::{Config, Limits, Rate};
 pub use conn::{
     Closed, Conn, Event, FieldSection, HeadersKind, PeerSettings, RequestHead, Role, SendError,
 };

@@ -81,16 +81,6 @@ impl<T> Slab<T> {
         }
     }
 
-    /// How many values are stored.
-    pub const fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether no value is stored.
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Stores `value` in a free slot (reusing one when there is one) and returns its key.
     pub fn insert(&mut self, value: T) -> Key {
         self.len += 1;
@@ -127,19 +117,6 @@ impl<T> Slab<T> {
     /// The value at `key`, mutably.
     pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
         self.slots.get_mut(key.index())?.value.as_mut()
-    }
-
-    /// Every stored value with its key, in slot order.
-    pub fn iter(&self) -> impl Iterator<Item = (Key, &T)> {
-        self.slots.iter().enumerate().filter_map(|(i, s)| Some((Key(i as u32), s.value.as_ref()?)))
-    }
-
-    /// Every stored value with its key, mutably, in slot order.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (Key, &mut T)> {
-        self.slots
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, s)| Some((Key(i as u32), s.value.as_mut()?)))
     }
 
     /// Whether `key` is linked into `q`.
@@ -189,12 +166,6 @@ impl<T> Slab<T> {
         Some(Key(head))
     }
 
-    /// The first key of `q`, left in place.
-    pub fn front(&self, q: Queue) -> Option<Key> {
-        let head = self.queues[q.0].head;
-        (head != NIL).then_some(Key(head))
-    }
-
     /// Removes `key` from `q` if it is there.
     pub fn unlink(&mut self, q: Queue, key: Key) {
         let Some(slot) = self.slots.get(key.index()) else { return };
@@ -214,6 +185,31 @@ impl<T> Slab<T> {
         }
         self.slots[key.index()].links[q.0] = UNLINKED;
         self.queues[q.0].len -= 1;
+    }
+}
+
+/// Views the connection does not use: for the tests and the `unstable` API.
+#[cfg_attr(not(any(test, fuzzing, feature = "unstable")), allow(dead_code))]
+impl<T> Slab<T> {
+    /// How many values are stored.
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no value is stored.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every stored value with its key, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (Key, &T)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| Some((Key(i as u32), s.value.as_ref()?)))
+    }
+
+    /// The first key of `q`, left in place.
+    pub fn front(&self, q: Queue) -> Option<Key> {
+        let head = self.queues[q.0].head;
+        (head != NIL).then_some(Key(head))
     }
 }
 

@@ -19,7 +19,7 @@
 //!
 //! Routing a request allocates nothing once a worker has warmed up: the handlers are
 //! type-erased, and the future of the matched handler is stored in a slot of
-//! of 1 KiB taken from the worker thread's free list and given back when the
+//! 1 KiB taken from the worker thread's free list and given back when the
 //! request is done (a handler with a larger future is boxed per request, decided by its type
 //! when the route is added and logged then). The request keeps one `&'static` to the matched
 //! route's template (interned once per template for the life of the process) and finds
@@ -63,7 +63,7 @@ pub use crate::request::params::RequestParams;
 pub use method_routes::{
     MethodRoutes, any, delete, get, head, on, options, patch, post, put, trace,
 };
-#[doc(hidden)]
+#[cfg(any(fuzzing, feature = "unstable"))]
 pub use route_future::FUTURE_SLOT_BYTES;
 pub use route_future::RouteFuture;
 

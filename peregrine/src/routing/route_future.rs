@@ -28,7 +28,8 @@ use crate::response::{IntoResponse, Response};
 /// type when its route is added (and logged then).
 ///
 /// 1 KiB holds a handler that keeps its [`Request`](crate::Request) (about 330 bytes) across an `.await` on the
-/// request body (about 950 bytes in all) or on a tokio timer (about 780).
+/// request body (about 950 bytes in all) or on a tokio timer (about 780). Public for the tests
+/// (the `unstable` feature).
 pub const FUTURE_SLOT_BYTES: usize = 1024;
 
 /// Free slots kept per thread; more (after a burst of concurrent requests) are freed.
@@ -145,7 +146,7 @@ impl Drop for SlotFuture {
 }
 
 /// The future of a request answered by a [`Router`](crate::Router): the matched handler's
-/// future in a reusable slot of [`FUTURE_SLOT_BYTES`], or the router's own response.
+/// future in a reusable slot (1 KiB, 16-byte aligned), or the router's own response.
 ///
 /// A handler whose future does not fit is boxed on each call; that is decided by the handler's
 /// type when the route is added (and logged then, at `warn` level), never per request.

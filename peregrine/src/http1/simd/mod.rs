@@ -711,12 +711,14 @@ fn run_scalar<J: Job>(job: J) -> J::Out {
 }
 
 /// The header-scanning kernel this process uses: `"avx2"`, `"sse4.2"`, `"neon"` or `"scalar"`
-/// (chosen once at first use; `"scalar"` with the `force-scalar` feature).
+/// (chosen once at first use; `"scalar"` with the `force-scalar` feature). For benches and
+/// tests (the `unstable` feature).
 ///
 /// # Examples
 /// ```
 /// assert!(["avx2", "sse4.2", "neon", "scalar"].contains(&peregrine::http1::kernel_name()));
 /// ```
+#[cfg(any(test, fuzzing, feature = "unstable"))]
 pub fn kernel_name() -> &'static str {
     #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
     {

@@ -141,57 +141,59 @@ impl Decoder {
         Ok(())
     }
 
-    /// Whether the last block decoded can be taken again by [`Decoder::replay`] now, should
-    /// the same bytes arrive again: its list was a function of its bytes alone. No field
-    /// referred to the dynamic table and no size update came, so (RFC 7541 §3.2) only the
-    /// table depended on the decoder, and the block's effect on it is its incremental
-    /// literals, in order (§6.2.1). The list was also stored whole (not
-    /// [`too_large`](FieldList::too_large)) and well formed, and no size update is owed now
-    /// (§4.2: the same bytes would then fail).
-    ///
-    /// nginx encodes every response so: each field a literal indexed again, never a
-    /// reference. Its blocks change the table, so [`generation`](Decoder::generation) cannot
-    /// tell a repeat apart; this can.
-    ///
-    /// # Examples
-    /// ```
-    /// use peregrine::http2::hpack::{Decoder, FieldList};
-    /// let mut decoder = Decoder::new(4096);
-    /// let mut fields = FieldList::new(64 * 1024);
-    /// // :status 200, then "server: nginx" indexed (static name 54).
-    /// let block = b"\x88\x76\x05nginx";
-    /// decoder.decode(block, &mut fields)?;
-    /// assert!(decoder.replays());
-    /// // The same bytes again: `fields` is their list, and the table gets its second entry.
-    /// decoder.replay(&fields);
-    /// assert_eq!(decoder.table_len(), 2);
-    /// // A block that refers to the table does not replay.
-    /// decoder.decode(&[0x88, 0xbe], &mut fields)?;
-    /// assert!(!decoder.replays());
-    /// # Ok::<(), peregrine::http2::hpack::DecodeError>(())
-    /// ```
-    pub fn replays(&self) -> bool {
-        self.replayable && self.required_update.is_none()
-    }
+    unstable_pub! {
+        /// Whether the last block decoded can be taken again by [`Decoder::replay`] now, should
+        /// the same bytes arrive again: its list was a function of its bytes alone. No field
+        /// referred to the dynamic table and no size update came, so (RFC 7541 §3.2) only the
+        /// table depended on the decoder, and the block's effect on it is its incremental
+        /// literals, in order (§6.2.1). The list was also stored whole (not
+        /// [`too_large`](FieldList::too_large)) and well formed, and no size update is owed now
+        /// (§4.2: the same bytes would then fail).
+        ///
+        /// nginx encodes every response so: each field a literal indexed again, never a
+        /// reference. Its blocks change the table, so [`generation`](Decoder::generation) cannot
+        /// tell a repeat apart; this can.
+        ///
+        /// # Examples
+        /// ```
+        /// use peregrine::http2::hpack::{Decoder, FieldList};
+        /// let mut decoder = Decoder::new(4096);
+        /// let mut fields = FieldList::new(64 * 1024);
+        /// // :status 200, then "server: nginx" indexed (static name 54).
+        /// let block = b"\x88\x76\x05nginx";
+        /// decoder.decode(block, &mut fields)?;
+        /// assert!(decoder.replays());
+        /// // The same bytes again: `fields` is their list, and the table gets its second entry.
+        /// decoder.replay(&fields);
+        /// assert_eq!(decoder.table_len(), 2);
+        /// // A block that refers to the table does not replay.
+        /// decoder.decode(&[0x88, 0xbe], &mut fields)?;
+        /// assert!(!decoder.replays());
+        /// # Ok::<(), peregrine::http2::hpack::DecodeError>(())
+        /// ```
+        pub fn replays(&self) -> bool {
+            self.replayable && self.required_update.is_none()
+        }
 
-    /// The last block decoded arrived again while [`Decoder::replays`]: `list` must be the
-    /// list it decoded to, unchanged. The list is the new block's list, and the block's
-    /// incremental literals are inserted again from it instead of decoded (§6.2.1). Nothing
-    /// else in the decoder depends on the block, so the decoder ends where decoding the
-    /// block again would leave it, for a fraction of the cost: a Huffman literal is a copy.
-    ///
-    /// Given another list, the table would no longer be the peer's, and later blocks would
-    /// decode to wrong fields: the caller keeps the list untouched between the two.
-    ///
-    /// # Panics
-    ///
-    /// In debug builds, when [`Decoder::replays`] is false.
-    pub fn replay(&mut self, list: &FieldList) {
-        debug_assert!(self.replays(), "replay of a block that does not replay");
-        for (name, value, known) in list.indexed() {
-            self.generation += 1;
-            // Only well-formed lists replay: the entries carry no §8.2.1 verdict.
-            self.table.insert(name, value, known, [0, 0]);
+        /// The last block decoded arrived again while [`Decoder::replays`]: `list` must be the
+        /// list it decoded to, unchanged. The list is the new block's list, and the block's
+        /// incremental literals are inserted again from it instead of decoded (§6.2.1). Nothing
+        /// else in the decoder depends on the block, so the decoder ends where decoding the
+        /// block again would leave it, for a fraction of the cost: a Huffman literal is a copy.
+        ///
+        /// Given another list, the table would no longer be the peer's, and later blocks would
+        /// decode to wrong fields: the caller keeps the list untouched between the two.
+        ///
+        /// # Panics
+        ///
+        /// In debug builds, when [`Decoder::replays`] is false.
+        pub fn replay(&mut self, list: &FieldList) {
+            debug_assert!(self.replays(), "replay of a block that does not replay");
+            for (name, value, known) in list.indexed() {
+                self.generation += 1;
+                // Only well-formed lists replay: the entries carry no §8.2.1 verdict.
+                self.table.insert(name, value, known, [0, 0]);
+            }
         }
     }
 
