@@ -20,7 +20,8 @@ pub mod upgrade;
 
 pub use config::{Config, Limits, Rate};
 pub use conn::{
-    Closed, Conn, Event, FieldSection, HeadersKind, PeerSettings, RequestHead, Role, SendError,
+    Closed, Conn, Event, FieldSection, HeaderBlock, HeadersKind, PeerSettings, RequestHead, Role,
+    SendError,
 };
 pub use error::{Error, Reason};
 pub use stream_id::StreamId;

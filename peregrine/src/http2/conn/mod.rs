@@ -55,6 +55,7 @@
 //! ```
 
 mod event;
+mod header_block;
 mod inbound;
 mod lifecycle;
 mod peer;
@@ -74,6 +75,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 pub use event::{Closed, Event, HeadersKind};
+pub use header_block::HeaderBlock;
 pub use peer::PeerSettings;
 pub use section::FieldSection;
 pub use send::{RequestHead, SendError};
@@ -127,6 +129,9 @@ pub struct Conn {
     /// The block `section` was decoded from, while a repeat of it can reuse the section.
     repeat: repeat::Repeat,
     encoder: Encoder,
+    /// This connection's encoder among all of the process, for the blocks it keeps
+    /// ([`HeaderBlock`]).
+    encoder_stamp: u64,
     /// Urgent frames (SETTINGS, PING, WINDOW_UPDATE, GOAWAY), sent before `out`.
     ctrl: Vec<u8>,
     /// HEADERS, DATA and RST_STREAM frames in the order they were made.
@@ -211,6 +216,7 @@ impl Conn {
             section: FieldSection::new(config.max_header_list_size as usize),
             repeat: repeat::Repeat::new(),
             encoder: Encoder::new(),
+            encoder_stamp: header_block::new_encoder_stamp(),
             ctrl: Vec::with_capacity(256),
             out: Vec::with_capacity(16 * 1024),
             last_block: None,

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use super::Conn;
 use super::Role;
+use super::header_block::HeaderBlock;
 use super::inbound::Inbound;
 use super::streams::{BLOCKED, Phase, Stream};
 use crate::http2::error::Reason;
@@ -70,6 +71,9 @@ pub enum SendError {
     InvalidStatus,
     /// The caller's `fill` of [`Conn::send_data_with`] failed: nothing was queued.
     FillFailed,
+    /// A [`HeaderBlock`] kept from another connection, or from this one before its HPACK
+    /// table changed: its bytes would no longer decode to its fields (encode the head again).
+    StaleBlock,
 }
 
 impl fmt::Display for SendError {
@@ -84,6 +88,7 @@ impl fmt::Display for SendError {
             SendError::InvalidState => "not possible in the stream's state",
             SendError::InvalidStatus => "invalid status for this call",
             SendError::FillFailed => "the body octets could not be produced",
+            SendError::StaleBlock => "header block encoded against another HPACK table",
         })
     }
 }
@@ -370,25 +375,33 @@ impl Conn {
         Ok(())
     }
 
-    /// Sends a final response head encoded earlier on this connection (its bytes from
-    /// [`Conn::last_response_block`]), when [`Conn::encoder_generation`] is still the one that
-    /// block was encoded at and its encoding changed no table: HPACK would produce the same
-    /// bytes again, so they are copied instead (a server repeating a response skips the
-    /// encoding). With `end_stream` the response has no body.
+    /// Sends a final response head encoded earlier on this connection, by copying its header
+    /// block (kept with [`Conn::keep_response_block`]): a server repeating a response skips
+    /// the encoding. Only while HPACK would produce the same bytes again: the block is this
+    /// connection's and the encoder's table has not changed since ([`Conn::can_send_block`]).
+    /// With `end_stream` the response has no body.
     ///
     /// # Errors
-    /// As [`Conn::send_response`]; [`SendError::InvalidState`] when the block does not fit one
-    /// frame of the peer's SETTINGS_MAX_FRAME_SIZE (encode it again instead).
+    /// [`SendError::StaleBlock`] for a block from another connection or from before a table
+    /// change; as [`Conn::send_response`]; [`SendError::InvalidState`] when the block does not
+    /// fit one frame of the peer's SETTINGS_MAX_FRAME_SIZE. Nothing is queued: encode the head
+    /// with [`Conn::send_response`] instead.
     pub fn send_response_block(
         &mut self,
         stream: StreamId,
-        block: &[u8],
+        block: &HeaderBlock,
         end_stream: bool,
     ) -> Result<(), SendError> {
         if self.role != Role::Server {
             return Err(SendError::WrongRole);
         }
+        // RFC 7541 §2.3.2: the block's indices name entries of the table it was encoded
+        // against; sent against another, the peer would decode other fields.
+        if !self.can_send_block(block) {
+            return Err(SendError::StaleBlock);
+        }
         let key = self.sendable(stream, Phase::Head)?;
+        let block = block.as_bytes();
         if block.len() > self.peer.max_frame_size as usize {
             return Err(SendError::InvalidState);
         }
@@ -411,12 +424,29 @@ impl Conn {
         Ok(())
     }
 
-    /// The header block of the last [`Conn::send_response`] when it fit one HEADERS frame and
-    /// is still in the send buffer (until [`Conn::poll_transmit`]), with the encoder generation
-    /// before and after it was encoded: resendable with [`Conn::send_response_block`] while
-    /// both equal [`Conn::encoder_generation`].
-    pub fn last_response_block(&self) -> Option<(&[u8], u64, u64)> {
-        self.last_request_block()
+    /// Keeps the header block of the last [`Conn::send_response`] in `into` (reusing its
+    /// allocation) when it can be sent again by [`Conn::send_response_block`]: it fit one
+    /// HEADERS frame, is still in the send buffer (until [`Conn::poll_transmit`]) and its
+    /// encoding changed no table. Otherwise `into` keeps nothing. Returns whether it keeps the
+    /// block.
+    pub fn keep_response_block(&self, into: &mut HeaderBlock) -> bool {
+        match self.last_request_block() {
+            Some((block, before, after)) if before == after => {
+                into.set(block, self.encoder_stamp, after);
+                true
+            }
+            _ => {
+                into.clear();
+                false
+            }
+        }
+    }
+
+    /// Whether `block` is this connection's and still valid: the encoder is at the generation
+    /// it was encoded at, so encoding its head again would produce the same bytes.
+    #[inline]
+    pub fn can_send_block(&self, block: &HeaderBlock) -> bool {
+        block.valid_at(self.encoder_stamp, self.encoder.generation())
     }
 
     /// Sends an interim 1xx response head (server role), before the final one (RFC 9113

@@ -1,10 +1,15 @@
 //! The last response head a connection encoded, kept with its HPACK header block: a response
 //! head identical to it (status and fields, Date and content-length included) is sent by
-//! copying those bytes while the encoder's table is unchanged (its generation), skipping the
-//! encoding. A connection serving one resource over and over (a load generator, an API
-//! poller, a page's many small images of one size) encodes each distinct head about once a
-//! second (when Date changes). The client does the same with its requests
-//! (`client::conn::template`).
+//! copying those bytes while the encoder's table is unchanged, skipping the encoding. A
+//! connection serving one resource over and over (a load generator, an API poller, a page's
+//! many small images of one size) encodes each distinct head about once a second (when Date
+//! changes). The client does the same with its requests (`client::conn::template`).
+//!
+//! Whether the bytes are still valid is the connection's to say: the block is an
+//! [`HeaderBlock`], which carries the encoder and generation it was made at, and
+//! [`Conn::send_response_block`] refuses a stale one.
+
+use crate::http2::{Conn, HeaderBlock};
 
 /// A response head's parts and its header block.
 #[derive(Debug, Default)]
@@ -16,21 +21,21 @@ pub(super) struct HeadCache {
     /// Where each field's name ends and its value ends in `bytes`.
     ends: Vec<(u32, u32)>,
     /// The header block.
-    block: Vec<u8>,
-    /// The HPACK generation the block is valid at.
-    generation: u64,
+    block: HeaderBlock,
 }
 
 impl HeadCache {
-    /// The header block of a head identical to the kept one, at `generation`.
+    /// The header block of a head identical to the kept one, when `conn` can still send it.
     #[inline]
     pub(super) fn get<'f>(
         &self,
         status: u16,
         fields: impl Iterator<Item = (&'f [u8], &'f [u8])>,
-        generation: u64,
-    ) -> Option<&[u8]> {
-        if !self.valid || self.status != status || self.generation != generation {
+        conn: &Conn,
+    ) -> Option<&HeaderBlock> {
+        // The connection's check first: it is the cheaper, and after a table change the only
+        // one that fails.
+        if !self.valid || self.status != status || !conn.can_send_block(&self.block) {
             return None;
         }
         let mut at = 0;
@@ -43,20 +48,21 @@ impl HeadCache {
             }
             at = v;
         }
-        ends.next().is_none().then_some(&self.block[..])
+        ends.next().is_none().then_some(&self.block)
     }
 
-    /// Keeps a head and its block (`None`: nothing reusable, forget the old one).
+    /// Keeps a head and the block `conn` just encoded it to, when that block can be sent
+    /// again (otherwise forgets the old one).
     pub(super) fn keep<'f>(
         &mut self,
         status: u16,
         fields: impl Iterator<Item = (&'f [u8], &'f [u8])>,
-        block: Option<(&[u8], u64)>,
+        conn: &Conn,
     ) {
-        let Some((block, generation)) = block else {
+        if !conn.keep_response_block(&mut self.block) {
             self.valid = false;
             return;
-        };
+        }
         self.bytes.clear();
         self.ends.clear();
         for (name, value) in fields {
@@ -70,9 +76,6 @@ impl HeadCache {
             self.ends.push((n, v));
         }
         self.status = status;
-        self.block.clear();
-        self.block.extend_from_slice(block);
-        self.generation = generation;
         self.valid = true;
     }
 }
@@ -83,51 +86,52 @@ mod tests {
 
     type Fields = &'static [(&'static [u8], &'static [u8])];
 
+    /// A server connection with stream 1 open, as after an `Upgrade: h2c`.
+    fn server() -> Conn {
+        Conn::upgraded(crate::http2::Config::default(), &[], std::time::Instant::now()).unwrap()
+    }
+
     #[test]
-    fn only_an_identical_head_at_the_same_generation_matches() {
+    fn only_an_identical_head_the_connection_can_still_send_matches() {
         let kept: Fields = &[(b"content-type", b"text/plain"), (b"date", b"x")];
+        let mut conn = server();
         let mut c = HeadCache::default();
-        assert!(c.get(200, kept.iter().copied(), 0).is_none());
-        c.keep(200, kept.iter().copied(), Some((b"BLOCK", 7)));
-        assert_eq!(c.get(200, kept.iter().copied(), 7), Some(&b"BLOCK"[..]));
+        assert!(c.get(200, kept.iter().copied(), &conn).is_none());
+        // Fields the encoder does not index: the block changes no table, so it is kept.
+        let sent: Fields = &[(b"etag", b"\"e\""), (b"content-length", b"5")];
+        conn.send_response(crate::http2::StreamId::new(1), 200, sent.iter().copied(), true)
+            .unwrap();
+        c.keep(200, kept.iter().copied(), &conn);
+        let block = c.get(200, kept.iter().copied(), &conn).expect("kept");
+        assert!(conn.can_send_block(block));
         struct Case {
             status: u16,
             fields: Fields,
-            generation: u64,
         }
         let misses = [
-            Case { status: 404, fields: kept, generation: 7 },
-            Case { status: 200, fields: kept, generation: 8 },
-            Case { status: 200, fields: &[(b"content-type", b"text/plain")], generation: 7 },
+            Case { status: 404, fields: kept },
+            Case { status: 200, fields: &[(b"content-type", b"text/plain")] },
             Case {
                 status: 200,
                 fields: &[(b"content-type", b"text/plain"), (b"date", b"x"), (b"a", b"")],
-                generation: 7,
             },
-            Case {
-                status: 200,
-                fields: &[(b"content-type", b"text/plain"), (b"date", b"y")],
-                generation: 7,
-            },
+            Case { status: 200, fields: &[(b"content-type", b"text/plain"), (b"date", b"y")] },
             // The same octets split differently between name and value.
-            Case {
-                status: 200,
-                fields: &[(b"content-typ", b"etext/plain"), (b"date", b"x")],
-                generation: 7,
-            },
-            Case { status: 200, fields: &[], generation: 7 },
+            Case { status: 200, fields: &[(b"content-typ", b"etext/plain"), (b"date", b"x")] },
+            Case { status: 200, fields: &[] },
         ];
         for m in misses {
-            assert!(
-                c.get(m.status, m.fields.iter().copied(), m.generation).is_none(),
-                "{} {:?} {}",
-                m.status,
-                m.fields,
-                m.generation
-            );
+            let got = c.get(m.status, m.fields.iter().copied(), &conn);
+            assert!(got.is_none(), "{} {:?}", m.status, m.fields);
         }
-        // Nothing reusable: the old head is forgotten.
-        c.keep(200, kept.iter().copied(), None);
-        assert!(c.get(200, kept.iter().copied(), 7).is_none());
+        // Another connection's encoder: its table is another.
+        assert!(c.get(200, kept.iter().copied(), &server()).is_none());
+        // Nothing reusable (a block that changed the table): the old head is forgotten.
+        let mut conn = server();
+        let indexed: Fields = &[(b"content-type", b"text/plain")];
+        conn.send_response(crate::http2::StreamId::new(1), 200, indexed.iter().copied(), true)
+            .unwrap();
+        c.keep(200, kept.iter().copied(), &conn);
+        assert!(c.get(200, kept.iter().copied(), &conn).is_none());
     }
 }

@@ -74,15 +74,11 @@ pub(super) fn send_head(
     };
     let end = !send_body || size == Some(0);
     // The same head as the last one, the table unchanged: the same bytes (see `HeadCache`).
-    match cache.get(status, fields(), conn.encoder_generation()) {
+    match cache.get(status, fields(), conn) {
         Some(block) => conn.send_response_block(stream, block, end).map_err(|_| ())?,
         None => {
             conn.send_response(stream, status, fields(), end).map_err(|_| ())?;
-            let kept = match conn.last_response_block() {
-                Some((block, before, after)) if before == after => Some((block, after)),
-                _ => None,
-            };
-            cache.keep(status, fields(), kept);
+            cache.keep(status, fields(), conn);
         }
     }
     if end {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::wire::*;
 use crate::http2::config::Config;
-use crate::http2::conn::{Conn, HeadersKind, PREFACE, Role};
+use crate::http2::conn::{Conn, HeaderBlock, HeadersKind, PREFACE, Role, SendError};
 use crate::http2::error::Reason;
 use crate::http2::frame::settings::SettingId;
 use crate::http2::frame::{Kind, Settings, flags};
@@ -87,17 +87,17 @@ fn a_response_block_resent_by_copy_decodes_as_the_encoded_one() {
     let fields = [(&b"content-type"[..], &b"text/plain"[..])];
     // The first encoding inserts content-type into the table: its block is not reusable.
     conn.send_response(StreamId::new(1), 200, fields, true).unwrap();
-    let (_, before, after) = conn.last_response_block().unwrap();
-    assert_ne!(before, after);
-    // The second changes nothing: its bytes may be resent while the generation holds.
+    let mut block = HeaderBlock::new();
+    assert!(!conn.keep_response_block(&mut block));
+    assert!(!block.is_kept());
+    // The second changes nothing: its bytes may be resent while the table holds.
     conn.send_response(StreamId::new(3), 200, fields, true).unwrap();
-    let (block, before, after) = conn.last_response_block().unwrap();
-    assert_eq!((before, after), (conn.encoder_generation(), conn.encoder_generation()));
-    let block = block.to_vec();
+    assert!(conn.keep_response_block(&mut block));
+    assert!(conn.can_send_block(&block));
     assert_eq!(conn.send_response_block(StreamId::new(5), &block, false), Ok(()));
     // A stream whose head went: no second head, by block or not.
     let again = conn.send_response_block(StreamId::new(5), &block, true);
-    assert_eq!(again, Err(crate::http2::SendError::InvalidState));
+    assert_eq!(again, Err(SendError::InvalidState));
     assert_eq!(conn.send_data(StreamId::new(5), b"hi", true), Ok(2));
     let out = drain(&mut conn);
     let expect: Vec<(String, String)> =
@@ -109,6 +109,45 @@ fn a_response_block_resent_by_copy_decodes_as_the_encoded_one() {
     }
     assert_eq!(out[1].payload, out[2].payload);
     assert_eq!(conn.active_streams(), (0, 0));
+}
+
+/// RFC 7541 §2.3.2: a block's bytes name entries of the table they were encoded against. The
+/// connection refuses a kept block once its table changed, or one kept from another connection
+/// at the same generation, and queues nothing: the head is then encoded again.
+#[test]
+fn a_stale_response_block_is_refused() {
+    let (mut conn, mut peer) = server();
+    feed(&mut conn, &[peer.get(1), peer.get(3), peer.get(5)].concat(), peer.now);
+    let (mut other, mut other_peer) = server();
+    feed(&mut other, &other_peer.get(1), other_peer.now);
+    drain(&mut conn);
+    // Fields the encoder does not index: the block changes no table and is kept.
+    let plain = [(&b"etag"[..], &b"\"v1\""[..])];
+    conn.send_response(StreamId::new(1), 200, plain, true).unwrap();
+    let mut block = HeaderBlock::new();
+    assert!(conn.keep_response_block(&mut block));
+    // The same head on another connection, at the same generation: still not its block.
+    other.send_response(StreamId::new(1), 200, plain, true).unwrap();
+    assert_eq!(other.encoder_generation(), conn.encoder_generation());
+    assert!(!other.can_send_block(&block));
+    // A field the encoder indexes changes the table.
+    conn.send_response(StreamId::new(3), 200, [(&b"content-type"[..], &b"text/plain"[..])], true)
+        .unwrap();
+    let queued = conn.buffered();
+    assert!(!conn.can_send_block(&block));
+    assert_eq!(
+        conn.send_response_block(StreamId::new(5), &block, true),
+        Err(SendError::StaleBlock)
+    );
+    assert_eq!(conn.buffered(), queued, "nothing queued");
+    // The stream still takes its head, encoded again.
+    conn.send_response(StreamId::new(5), 200, plain, true).unwrap();
+    let out = drain(&mut conn);
+    let expect: Vec<(String, String)> =
+        vec![(":status".into(), "200".into()), ("etag".into(), "\"v1\"".into())];
+    assert_eq!(peer.fields(&out[0]), expect);
+    peer.fields(&out[1]);
+    assert_eq!(peer.fields(&out[2]), expect);
 }
 
 #[test]
