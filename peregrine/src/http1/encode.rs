@@ -12,6 +12,7 @@ use super::Version;
 use super::field_syntax::{has_value_ctl, is_token};
 use super::framing::BodyLength;
 use crate::date::ImfFixdate;
+use crate::decimal;
 
 mod request;
 
@@ -301,37 +302,12 @@ fn write_content_length(n: u64, out: &mut Vec<u8>) {
     const PREFIX: &[u8; 16] = b"Content-Length: ";
     let mut line = [0u8; 16 + 20 + 2];
     line[..16].copy_from_slice(PREFIX);
-    let len = decimal_len(n);
-    let end = 16 + len;
-    let mut pos = end;
-    let mut n = n;
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        pos -= 2;
-        line[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-    }
-    if n >= 10 {
-        let pair = n as usize * 2;
-        line[pos - 2..pos].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-    } else {
-        line[pos - 1] = b'0' + n as u8;
-    }
+    let end = 16 + decimal::len(n);
+    decimal::write_ending_at(n, &mut line, end);
     line[end..end + 2].copy_from_slice(b"\r\n");
     let start = out.len();
     out.extend_from_slice(&line);
     out.truncate(start + end + 2);
-}
-
-/// The number of decimal digits of `n` (1 for 0).
-#[inline]
-fn decimal_len(mut n: u64) -> usize {
-    let mut len = 1;
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
 }
 
 /// `status-line = HTTP-version SP status-code SP [ reason-phrase ] CRLF` (RFC 9112 §4).
@@ -429,13 +405,6 @@ statuses! {
     504 => "Gateway Timeout",
     505 => "HTTP Version Not Supported",
 }
-
-/// Pairs of decimal digits "00".."99", so a number is written two digits per step.
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
 
 #[cfg(test)]
 mod tests {

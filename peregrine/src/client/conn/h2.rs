@@ -12,6 +12,7 @@ use super::template::{Reuse, Template};
 use super::{Ready, Step};
 use crate::Version;
 use crate::client::error::{Error, Kind};
+use crate::decimal::Decimal;
 use crate::http1::field_syntax::{has_value_ctl, is_target, is_tchar};
 use crate::http2::{
     self, Conn, Event, HeadersKind, Reason, RequestHead, Role, SendError, StreamId,
@@ -266,12 +267,11 @@ impl H2 {
         };
         // RFC 9110 §8.6 as HTTP/1.1 does: a length when there is content, or when the method
         // anticipates some (POST, PUT, PATCH, extensions).
-        let mut digits = [0u8; 20];
-        let cl = match length {
+        let digits = match length {
             Some(0) if !anticipates_content(method) => None,
-            Some(n) => Some(decimal(n, &mut digits)),
-            None => None,
+            n => n.map(Decimal::new),
         };
+        let cl = digits.as_ref().map(Decimal::as_bytes);
         let scratch = &self.scratch;
         let mut at = 0;
         let named = fields.iter().map(|&(name, value)| {
@@ -486,17 +486,4 @@ impl Got {
 /// RFC 9110 §9.3: POST, PUT, PATCH and extension methods may carry content.
 fn anticipates_content(method: &[u8]) -> bool {
     !matches!(method, b"GET" | b"HEAD" | b"DELETE" | b"OPTIONS" | b"TRACE" | b"CONNECT")
-}
-
-/// `n` in decimal at the end of `buf`.
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 || i == 0 {
-            return &buf[i..];
-        }
-    }
 }

@@ -9,6 +9,7 @@
 
 use super::{EncodeError, check_field, write_content_length};
 use crate::Method;
+use crate::decimal::Decimal;
 use crate::http1::field_syntax::is_token;
 use crate::http1::framing::BodyLength;
 use crate::http1::host::parse_host_port;
@@ -94,7 +95,7 @@ impl RequestPrelude {
         }
         if port != scheme.default_port() {
             bytes.push(b':');
-            bytes.extend_from_slice(port.to_string().as_bytes());
+            bytes.extend_from_slice(Decimal::new(u64::from(port)).as_bytes());
         }
         match bytes.get(start..).and_then(parse_host_port) {
             Some(hp) if !hp.host.is_empty() => {}

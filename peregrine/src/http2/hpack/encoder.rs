@@ -34,6 +34,7 @@
 use super::static_table::{STATIC_LEN, StaticName, full_match, name_id};
 use super::table::Table;
 use super::{huffman, integer};
+use crate::decimal::Decimal;
 
 const BUCKETS: usize = 128;
 
@@ -333,8 +334,8 @@ impl BlockEncoder<'_> {
             404 => 13,
             500 => 14,
             _ => {
-                let mut buf = [0u8; 5];
-                let digits = decimal(u64::from(status), &mut buf);
+                let digits = Decimal::new(u64::from(status));
+                let digits = digits.as_bytes();
                 self.enc.field(self.dst, b":status", StaticName::STATUS.index(), digits, false);
                 return;
             }
@@ -344,13 +345,12 @@ impl BlockEncoder<'_> {
 
     /// Encodes `content-length: n` (not indexed: lengths rarely repeat).
     pub fn content_length(&mut self, n: u64) {
-        let mut buf = [0u8; 20];
-        let digits = decimal(n, &mut buf);
+        let digits = Decimal::new(n);
         self.enc.field(
             self.dst,
             b"content-length",
             StaticName::CONTENT_LENGTH.index(),
-            digits,
+            digits.as_bytes(),
             false,
         );
     }
@@ -433,19 +433,6 @@ fn string(dst: &mut Vec<u8>, s: &[u8]) {
     } else {
         integer::encode(dst, 0x00, 7, s.len());
         dst.extend_from_slice(s);
-    }
-}
-
-/// `n` in decimal, written at the end of `buf`.
-fn decimal(mut n: u64, buf: &mut [u8]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 || i == 0 {
-            return &buf[i..];
-        }
     }
 }
 
