@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use peregrine::Method;
 use peregrine::client::conn::Versions;
+use peregrine::http1::encode::{EncodeError, check_method, check_request_field};
 
 use crate::units::Dur;
 
@@ -127,37 +128,27 @@ fn parse_rate(v: &str) -> Result<f64, String> {
     }
 }
 
-/// RFC 9110 §9.1: a method is a token.
+/// RFC 9110 §9.1: a method is a token; checked as the client will encode it.
 fn parse_method(v: &str) -> Result<String, String> {
-    if !v.is_empty() && v.bytes().all(is_tchar) {
-        Ok(v.to_owned())
-    } else {
-        Err("must be a method token such as GET or POST".to_owned())
+    match check_method(v) {
+        Ok(()) => Ok(v.to_owned()),
+        Err(_) => Err("must be a method token such as GET or POST".to_owned()),
     }
 }
 
-/// `tchar` of RFC 9110 §5.6.2.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
-/// `Name: value`, a field the connection may send (it writes Host and the framing itself).
+/// `Name: value`, a field the connection may send (it writes Host and the framing itself),
+/// checked as the client will encode it (RFC 9110 §5.1, §5.5).
 fn parse_header(v: &str) -> Result<(String, Vec<u8>), String> {
     let (name, value) = v.split_once(':').ok_or("must be 'Name: value'")?;
-    if name.is_empty() || !name.bytes().all(is_tchar) {
-        return Err(format!("'{name}' is not a field name"));
-    }
-    for framing in ["host", "content-length", "transfer-encoding"] {
-        if name.eq_ignore_ascii_case(framing) {
-            return Err(format!("{name} is written by the connection (from the URL and body)"));
-        }
-    }
     let value = value.trim_matches([' ', '\t']);
-    // RFC 9110 §5.5: field-value is visible characters, spaces and tabs.
-    if !value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80) {
-        return Err("the value must be one line of visible characters".to_owned());
+    match check_request_field(name, value.as_bytes()) {
+        Ok(()) => Ok((name.to_owned(), value.as_bytes().to_vec())),
+        Err(EncodeError::InvalidHeaderName) => Err(format!("'{name}' is not a field name")),
+        Err(EncodeError::FramingHeader | EncodeError::HostHeader) => {
+            Err(format!("{name} is written by the connection (from the URL and body)"))
+        }
+        Err(_) => Err("the value must be one line of visible characters".to_owned()),
     }
-    Ok((name.to_owned(), value.as_bytes().to_vec()))
 }
 
 /// How the run stops.

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use http::{HeaderName, HeaderValue, header};
 
-use crate::http1::field_syntax::trim_ows;
+use crate::http1::field_syntax::{is_token, trim_ows};
 
 /// Which origins may read the files from scripts, and how long a preflight answer lasts.
 ///
@@ -142,7 +142,7 @@ fn is_token_list(v: &[u8]) -> bool {
         if name.is_empty() {
             continue;
         }
-        if !name.iter().all(|&b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
+        if !is_token(name) {
             return false;
         }
         any = true;

@@ -16,7 +16,10 @@ use crate::decimal;
 
 mod request;
 
-pub use request::{RequestPrelude, Scheme, check_target, encode_request, encode_request_extension};
+pub use request::{
+    RequestPrelude, Scheme, check_method, check_request_field, check_target, encode_request,
+    encode_request_extension,
+};
 
 /// Why a response or request head was not encoded. Each is a bug in the code building the
 /// message, not in a peer's input; nothing is appended to the buffer.

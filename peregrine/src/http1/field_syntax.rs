@@ -3,10 +3,35 @@
 
 use super::simd::{CLASS, TARGET, TOKEN};
 
+/// `tchar` by its grammar (RFC 9110 §5.6.2), for the byte-class tables built at compile time
+/// (the parser's, HPACK's field names); at run time [`is_tchar`] reads the parser's table.
+//   tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
+//           "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
+pub(crate) const fn is_tchar_by_grammar(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'!' | b'#'
+                | b'$'
+                | b'%'
+                | b'&'
+                | b'\''
+                | b'*'
+                | b'+'
+                | b'-'
+                | b'.'
+                | b'^'
+                | b'_'
+                | b'`'
+                | b'|'
+                | b'~'
+        )
+}
+
 /// Whether `b` may appear in a token.
 #[inline(always)]
 pub(crate) fn is_tchar(b: u8) -> bool {
-    // One owner for the token grammar (RFC 9110 §5.6.2): the parser's byte-class table.
+    // The parser's byte-class table, built from `is_tchar_by_grammar`.
     CLASS[usize::from(b)] & TOKEN != 0
 }
 
@@ -26,7 +51,7 @@ pub(crate) fn is_target(s: &[u8]) -> bool {
 /// Whether `b` is a control byte a field value must not hold: everything below 0x20 except HTAB,
 /// and DEL (RFC 9110 §5.5: field-vchar = VCHAR / obs-text, plus SP and HTAB inside).
 #[inline(always)]
-pub(crate) fn is_value_ctl(b: u8) -> bool {
+pub(crate) const fn is_value_ctl(b: u8) -> bool {
     (b < 0x20 && b != b'\t') | (b == 0x7f)
 }
 

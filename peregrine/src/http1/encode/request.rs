@@ -199,9 +199,7 @@ pub fn encode_request_extension(
     body: BodyLength,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
-    if !is_token(method.as_bytes()) {
-        return Err(EncodeError::InvalidMethod);
-    }
+    check_method(method)?;
     let tag = Method::from_token(method.as_bytes());
     write_request(prelude, tag, method, target, fields, body, out)
 }
@@ -303,10 +301,44 @@ fn anticipates_content(method: Method) -> bool {
     matches!(method, Method::Post | Method::Put | Method::Patch | Method::Extension)
 }
 
-/// A caller's field: the response fields' checks (token name, no control byte in the value,
-/// no Content-Length or Transfer-Encoding), and no Host, which the prelude writes.
+/// Checks a method as [`encode_request_extension`] does: a token (RFC 9110 §9.1, §5.6.2). For
+/// a caller that takes a method from its user before it encodes any request.
+///
+/// # Errors
+/// [`EncodeError::InvalidMethod`].
+///
+/// # Examples
+/// ```
+/// use peregrine::http1::encode::check_method;
+/// assert!(check_method("M-SEARCH").is_ok());
+/// assert!(check_method("GE T").is_err());
+/// assert!(check_method("").is_err());
+/// ```
 #[inline]
-fn check_request_field(name: &str, value: &[u8]) -> Result<(), EncodeError> {
+pub fn check_method(method: &str) -> Result<(), EncodeError> {
+    if is_token(method.as_bytes()) { Ok(()) } else { Err(EncodeError::InvalidMethod) }
+}
+
+/// Checks a request field as [`encode_request`] and [`RequestPrelude::with_field`] do: a token
+/// name (RFC 9110 §5.1), a value without control bytes (§5.5), and neither a framing field
+/// (Content-Length, Transfer-Encoding: the encoder writes them from the body) nor Host (the
+/// prelude writes it). For a caller that takes fields from its user before it encodes any
+/// request.
+///
+/// # Errors
+/// [`EncodeError::InvalidHeaderName`], [`EncodeError::FramingHeader`],
+/// [`EncodeError::InvalidHeaderValue`], [`EncodeError::HostHeader`].
+///
+/// # Examples
+/// ```
+/// use peregrine::http1::encode::{EncodeError, check_request_field};
+/// assert!(check_request_field("Accept", b"*/*").is_ok());
+/// assert_eq!(check_request_field("bad name", b"v"), Err(EncodeError::InvalidHeaderName));
+/// assert_eq!(check_request_field("Host", b"example.com"), Err(EncodeError::HostHeader));
+/// assert_eq!(check_request_field("x", b"a\r\nb"), Err(EncodeError::InvalidHeaderValue));
+/// ```
+#[inline]
+pub fn check_request_field(name: &str, value: &[u8]) -> Result<(), EncodeError> {
     check_field(name, value)?;
     // RFC 9110 §7.2 / RFC 9112 §3.2: one Host per request; two would be a 400 at the server.
     if name.eq_ignore_ascii_case("host") {

@@ -33,6 +33,7 @@ pub(crate) mod sse42;
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
 pub(crate) mod neon;
 
+use super::field_syntax::{is_tchar_by_grammar, is_value_ctl};
 use super::uri_syntax::{is_sub_delim, is_unreserved};
 use super::{HeaderId, KNOWN_HEADERS, KnownHeaders};
 
@@ -42,43 +43,6 @@ pub(crate) const TOKEN: u8 = 1;
 pub(crate) const VALUE: u8 = 2;
 /// Class bit: allowed in a request-target (RFC 3986 §2, §3; no `#`, RFC 9112 §3.2).
 pub(crate) const TARGET: u8 = 4;
-
-const fn is_alpha_digit(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-}
-
-// RFC 9110 §5.6.2:
-//   tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
-//           "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-const fn is_tchar(b: u8) -> bool {
-    is_alpha_digit(b)
-        || matches!(
-            b,
-            b'!' | b'#'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'\''
-                | b'*'
-                | b'+'
-                | b'-'
-                | b'.'
-                | b'^'
-                | b'_'
-                | b'`'
-                | b'|'
-                | b'~'
-        )
-}
-
-// RFC 9110 §5.5:
-//   field-value   = *field-content
-//   field-content = field-vchar [ 1*( SP / HTAB / field-vchar ) field-vchar ]
-//   field-vchar   = VCHAR / obs-text        ; obs-text = %x80-FF
-// so inside a value: HTAB, SP, %x21-7E and %x80-FF; never CR, LF, NUL, DEL or another CTL.
-const fn is_value_byte(b: u8) -> bool {
-    b == b'\t' || (b >= 0x20 && b != 0x7f)
-}
 
 // RFC 3986 §2: unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"
 //              gen-delims = ":" / "/" / "?" / "#" / "[" / "]" / "@"
@@ -99,10 +63,11 @@ const fn build_class() -> [u8; 256] {
     while i < 256 {
         let b = i as u8;
         let mut c = 0;
-        if is_tchar(b) {
+        if is_tchar_by_grammar(b) {
             c |= TOKEN;
         }
-        if is_value_byte(b) {
+        // RFC 9110 §5.5: inside a value, HTAB, SP, VCHAR and obs-text.
+        if !is_value_ctl(b) {
             c |= VALUE;
         }
         if is_target_byte(b) {

@@ -3,6 +3,7 @@
 //! Huffman-decodes, so validation rides along with the copy.
 
 use super::FieldError;
+use crate::http1::field_syntax::{is_tchar_by_grammar, is_value_ctl};
 
 /// Class bit: the byte may not appear in a field name (except a pseudo-header's leading ':').
 pub(crate) const NAME_BAD: u8 = 1;
@@ -22,26 +23,9 @@ pub(crate) const CLASS: [u8; 256] = {
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        let token = c.is_ascii_lowercase()
-            || c.is_ascii_digit()
-            || matches!(
-                c,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'.'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'|'
-                    | b'~'
-            );
-        let value_ok = c == b'\t' || (c >= 0x20 && c != 0x7f);
+        // A name is a token without uppercase (§8.2.1); a value holds no CTL but HTAB.
+        let token = is_tchar_by_grammar(c) && !c.is_ascii_uppercase();
+        let value_ok = !is_value_ctl(c);
         t[b] = (if token { 0 } else { NAME_BAD }) | (if value_ok { 0 } else { VALUE_BAD });
         b += 1;
     }
