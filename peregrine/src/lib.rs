@@ -87,6 +87,7 @@ macro_rules! unstable_pub {
 }
 
 mod ascii;
+mod base64;
 mod body;
 mod byte_word;
 pub mod client;

@@ -1,6 +1,8 @@
 //! The `HTTP2-Settings` field of an `Upgrade: h2c` request (RFC 7540 §3.2.1, kept for
 //! existing deployments by RFC 9113 §3.1): a SETTINGS payload in base64url without padding.
 
+use crate::base64::{self, Alphabet, PadBits, Padding};
+
 /// Decodes an `HTTP2-Settings` value (`token68` of base64url characters, RFC 4648 §5, padding
 /// omitted) into the SETTINGS frame payload it carries; `None` when it is not valid base64url
 /// or not a whole number of settings (6 octets each).
@@ -15,45 +17,9 @@
 /// ```
 pub fn decode_settings_field(value: &[u8]) -> Option<Vec<u8>> {
     // Padding is tolerated (some clients pad) where it belongs: at the end, completing the
-    // last group of four.
-    let value = match value.iter().position(|&b| b == b'=') {
-        Some(i)
-            if value[i..].iter().all(|&b| b == b'=')
-                && value.len() - i <= 2
-                && value.len() % 4 == 0 =>
-        {
-            &value[..i]
-        }
-        Some(_) => return None,
-        None => value,
-    };
-    // A base64 group of n characters carries 3n/4 octets; 1 left over character is invalid.
-    if value.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(value.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for &b in value {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    // Unused bits of the last character must be zero (RFC 4648 §3.5, canonical encoding).
-    if acc & ((1 << bits) - 1) != 0 {
-        return None;
-    }
+    // last group of four. Unused bits of the last character must be zero (RFC 4648 §3.5,
+    // canonical encoding).
+    let out = base64::decode(value, Alphabet::UrlSafe, Padding::Optional, PadBits::Zero)?;
     (out.len() % 6 == 0).then_some(out)
 }
 
