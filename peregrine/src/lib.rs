@@ -106,6 +106,7 @@ mod role;
 pub mod router;
 pub mod routing;
 pub mod server;
+mod text;
 mod version;
 
 pub use body::{Body, BodyError, BodySender, FileSpan};

@@ -7,8 +7,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use http::HeaderValue;
 
 use super::encoding::Coding;
-use super::text::Text;
 use crate::http1::field_syntax::trim_ows;
+use crate::text::Text;
 
 /// The validators of one selected representation (the file, or its precompressed sibling).
 ///

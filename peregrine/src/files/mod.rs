@@ -79,7 +79,6 @@ mod range;
 mod reply;
 mod request;
 mod resolve;
-mod text;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -89,6 +88,7 @@ use std::time::{Duration, Instant};
 use http::{HeaderName, HeaderValue};
 
 use crate::Method;
+use crate::text::Text;
 use cache::FileCache;
 use fallback::NotFoundPage;
 use resolve::{OpenError, Opened, PathError};
@@ -455,7 +455,7 @@ fn open_error(e: OpenError, head: bool) -> FileReply {
 }
 
 fn content_range(args: std::fmt::Arguments<'_>) -> Option<HeaderValue> {
-    let mut t = text::Text::<64>::new();
+    let mut t = Text::<64>::new();
     std::fmt::Write::write_fmt(&mut t, args).ok()?;
     HeaderValue::from_bytes(t.as_bytes()).ok()
 }

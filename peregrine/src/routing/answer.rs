@@ -1,13 +1,14 @@
 //! The responses the router gives itself: 404, 405, `OPTIONS`, the trailing-slash redirect.
 
 use std::cell::RefCell;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use http::StatusCode;
 use http::header::{self, HeaderValue};
 
 use crate::response::Response;
 use crate::router::{AllowSet, Location};
+use crate::text::Text;
 
 const TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 
@@ -87,13 +88,13 @@ const ALLOW_CACHE_MAX: usize = 64;
 impl AllowCache {
     /// The header value for `allow`.
     pub(super) fn value(&self, allow: AllowSet<'_>) -> HeaderValue {
-        let mut buf = StackText { bytes: [0; 128], len: 0 };
+        let mut buf = Text::<128>::new();
         if write!(buf, "{allow}").is_err() {
             // Longer than the stack buffer (many extension methods): build it directly.
             return HeaderValue::try_from(allow.to_string())
                 .unwrap_or(HeaderValue::from_static("OPTIONS"));
         }
-        let text = &buf.bytes[..buf.len];
+        let text = buf.as_bytes();
         let mut values = self.values.borrow_mut();
         if let Some(v) = values.iter().find(|v| v.as_bytes() == text) {
             return v.clone();
@@ -104,21 +105,5 @@ impl AllowCache {
             values.push(value.clone());
         }
         value
-    }
-}
-
-/// A fixed buffer to render into without allocating.
-struct StackText {
-    bytes: [u8; 128],
-    len: usize,
-}
-
-impl fmt::Write for StackText {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        let dst = self.bytes.get_mut(self.len..end).ok_or(fmt::Error)?;
-        dst.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
     }
 }

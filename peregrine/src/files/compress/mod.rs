@@ -11,8 +11,8 @@ use http::HeaderValue;
 
 use super::cache::Repr;
 use super::conditional::Validators;
-use super::text::Text;
 use super::{Coding, FileSpan};
+use crate::text::Text;
 use cache::CompressedCache;
 
 /// How [`ServeDir`](super::ServeDir) compresses files on the fly.

@@ -1,5 +1,5 @@
-//! A short string stored inline: header values the file handler formats per request
-//! (ETags, dates, ranges) without allocating.
+//! A short string stored inline: header values formatted per request (the file handler's
+//! ETags, dates and ranges, the router's `Allow`) without allocating.
 
 use std::fmt;
 
