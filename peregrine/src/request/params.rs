@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use super::Request;
+use crate::router::template::{self, Segment};
 use crate::router::{DecodeError, percent_decode};
 
 /// One segment of a route template, as the request side needs it.
@@ -49,7 +50,7 @@ impl RouteInfo {
         if let Some(info) = table.get(template) {
             return info;
         }
-        let segments: Box<[Seg]> = segments(template).collect();
+        let segments = segments(template);
         let params = segments.iter().filter(|s| !matches!(s, Seg::Static)).count();
         let info: &'static RouteInfo =
             Box::leak(Box::new(RouteInfo { template: template.into(), segments, params }));
@@ -58,20 +59,22 @@ impl RouteInfo {
     }
 }
 
-/// The segments of a valid template after its leading `/` (router grammar: `{name}`,
-/// `{*name}`; a segment starting with `{{` is static, the escape of a literal brace).
-fn segments(template: &str) -> impl Iterator<Item = Seg> {
-    let rest = template.strip_prefix('/').unwrap_or(template);
-    rest.split('/').map(|segment| {
-        let inner = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}'));
-        match inner {
-            Some(inner) if !inner.starts_with('{') => match inner.strip_prefix('*') {
-                Some(name) => Seg::CatchAll(name.into()),
-                None => Seg::Param(inner.into()),
-            },
-            _ => Seg::Static,
-        }
-    })
+/// The segments of a template the router accepted, after its leading `/`, as the router's
+/// grammar reads them.
+fn segments(template: &str) -> Box<[Seg]> {
+    // Interned before the router checks it: a template that does not parse never routes a
+    // request, so it needs no segments.
+    let Ok(parsed) = template::parse(template) else {
+        return Box::default();
+    };
+    parsed
+        .into_iter()
+        .map(|segment| match segment {
+            Segment::Static(_) => Seg::Static,
+            Segment::Param(name) => Seg::Param(name.into()),
+            Segment::CatchAll(name) => Seg::CatchAll(name.into()),
+        })
+        .collect()
 }
 
 /// The route stored in a [`Request`]: none until a router matched it.

@@ -128,7 +128,7 @@ mod methods;
 mod params;
 pub(crate) mod percent;
 mod segment;
-mod template;
+pub(crate) mod template;
 mod tree;
 
 pub use error::{Conflict, DecodeError, InsertError, Malformed, NotFound};
