@@ -95,6 +95,7 @@ pub mod date;
 mod decimal;
 pub mod files;
 mod handler;
+mod hexdig;
 pub mod http1;
 pub mod http2;
 mod method;

@@ -20,6 +20,7 @@ use std::ops::Range;
 
 use super::encode::{EncodeError, check_field};
 use super::field_syntax::{is_ows, is_tchar, is_value_ctl, trim_ows};
+use crate::hexdig;
 
 /// Why a chunked body was refused. After any of them the body's end is unknown: the connection
 /// must close.
@@ -327,7 +328,7 @@ impl ChunkedDecoder {
             });
         }
         self.state = match s {
-            Size | SizeDigits => match hex_value(b) {
+            Size | SizeDigits => match hexdig::value(b) {
                 Some(d) => {
                     if self.digits == 16 {
                         return Err(ChunkedError::ChunkSizeOverflow);
@@ -458,16 +459,6 @@ pub fn trailer_fields(bytes: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
         let colon = line.iter().position(|&b| b == b':')?;
         Some((&line[..colon], trim_ows(&line[colon + 1..])))
     })
-}
-
-#[inline(always)]
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
 }
 
 /// Appends one chunk holding `data`: size line, data, CRLF. Writes nothing for empty `data`,

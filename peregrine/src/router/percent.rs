@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use super::error::DecodeError;
+use crate::hexdig;
 
 /// Decodes `%XX` escapes in `raw` and checks that the result is UTF-8.
 ///
@@ -40,8 +41,8 @@ pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> Result<(), usize> 
     while i < bytes.len() {
         let b = bytes[i];
         if b == b'%' {
-            let hi = bytes.get(i + 1).copied().and_then(hex);
-            let lo = bytes.get(i + 2).copied().and_then(hex);
+            let hi = bytes.get(i + 1).copied().and_then(hexdig::value);
+            let lo = bytes.get(i + 2).copied().and_then(hexdig::value);
             let (Some(hi), Some(lo)) = (hi, lo) else {
                 return Err(i);
             };
@@ -53,15 +54,6 @@ pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> Result<(), usize> 
         }
     }
     Ok(())
-}
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
