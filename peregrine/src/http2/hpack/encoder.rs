@@ -362,20 +362,11 @@ fn policy(id: u8, value_len: usize, size: usize, table_max: usize, sensitive: bo
     const AUTHORIZATION: u8 = StaticName::AUTHORIZATION.index();
     const PROXY_AUTHORIZATION: u8 = StaticName::PROXY_AUTHORIZATION.index();
     const COOKIE: u8 = StaticName::COOKIE.index();
-    const PATH: u8 = StaticName::PATH.index();
-    const CONTENT_LENGTH: u8 = StaticName::CONTENT_LENGTH.index();
-    const AGE: u8 = StaticName::AGE.index();
-    const ETAG: u8 = StaticName::ETAG.index();
-    const LOCATION: u8 = StaticName::LOCATION.index();
-    const SET_COOKIE: u8 = StaticName::SET_COOKIE.index();
-    const IF_MODIFIED_SINCE: u8 = StaticName::IF_MODIFIED_SINCE.index();
-    const IF_NONE_MATCH: u8 = StaticName::IF_NONE_MATCH.index();
     match id {
         _ if sensitive => Mode::Never,
         AUTHORIZATION | PROXY_AUTHORIZATION => Mode::Never,
         COOKIE if value_len < 20 => Mode::Never,
-        PATH | CONTENT_LENGTH | AGE | ETAG | LOCATION | SET_COOKIE | IF_MODIFIED_SINCE
-        | IF_NONE_MATCH => Mode::Without,
+        _ if never_entered(id) => Mode::Without,
         _ if size > table_max * 3 / 4 => Mode::Without,
         _ => Mode::Incremental,
     }
