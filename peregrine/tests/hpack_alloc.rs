@@ -2,45 +2,17 @@
 //! and the dynamic table holds its two buffers (allocated at its first insert), decoding and
 //! encoding whole corpus stories allocates nothing more.
 
+#[path = "support/thread_allocs.rs"]
+mod thread_allocs;
+
 #[path = "support/hpack_corpus.rs"]
 mod hpack_corpus;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use peregrine::http2::hpack::{Decoder, Encoder, FieldList};
-
-/// Counts allocations made by the current thread, so parallel tests cannot disturb the count.
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use thread_allocs::allocations;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCS.with(Cell::get)
-}
+static GLOBAL: thread_allocs::Counting = thread_allocs::Counting;
 
 /// Decodes every case of `blocks` on a fresh decoder into `out`; returns the allocations made
 /// during blocks after the first.

@@ -3,8 +3,8 @@
 //! applying the framing rules allocate nothing. The client's path too: encoding a request head
 //! from its per-connection prelude, and parsing and framing the response head.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "support/thread_allocs.rs"]
+mod thread_allocs;
 
 use peregrine::Method;
 use peregrine::http1::chunked::{ChunkedDecoder, encode_chunk, encode_last_chunk};
@@ -19,38 +19,10 @@ use peregrine::http1::{
     parse_response_uninit,
 };
 use std::mem::MaybeUninit;
-
-/// Counts allocations made by the current thread, so parallel tests cannot disturb the count.
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use thread_allocs::allocations;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCS.with(Cell::get)
-}
+static GLOBAL: thread_allocs::Counting = thread_allocs::Counting;
 
 #[test]
 fn response_path_allocates_nothing_in_steady_state() {

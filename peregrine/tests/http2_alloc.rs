@@ -3,43 +3,16 @@
 //! four fields and a body, a response with a body, trailers on every other one, HPACK
 //! included, both directions, WINDOW_UPDATEs) allocates nothing, in either role.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "support/thread_allocs.rs"]
+mod thread_allocs;
+
 use std::time::Instant;
+use thread_allocs::allocations;
 
 use peregrine::http2::{Config, Conn, Event, HeadersKind, RequestHead, Role};
 
-/// Counts allocations made by the current thread, so parallel tests cannot disturb the count.
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCS.with(Cell::get)
-}
+static GLOBAL: thread_allocs::Counting = thread_allocs::Counting;
 
 const HEAD: RequestHead<'static> = RequestHead {
     method: b"POST",

@@ -1,45 +1,19 @@
 //! Lookups allocate nothing: a counting global allocator around `Tree::at` and
 //! `MethodRouter::resolve` for every kind of resolution.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "support/thread_allocs.rs"]
+mod thread_allocs;
 
 use peregrine::Method;
 use peregrine::router::{MethodRouter, Resolution, Tree};
 
-struct Counting;
-
-thread_local! {
-    // Per thread, so the test harness's other threads do not count.
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: thread_allocs::Counting = thread_allocs::Counting;
 
 fn allocations(f: impl FnOnce()) -> usize {
-    let before = ALLOCS.with(Cell::get);
+    let before = thread_allocs::allocations();
     f();
-    ALLOCS.with(Cell::get) - before
+    thread_allocs::allocations() - before
 }
 
 #[test]
