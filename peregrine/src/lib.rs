@@ -1,6 +1,7 @@
 //! # peregrine
 //!
-//! A fast, strict HTTP/1.1 server, router and client.
+//! A fast, strict HTTP server, router and client: HTTP/1.1 and HTTP/2 (h2 over TLS by ALPN,
+//! h2c by prior knowledge or `Upgrade`), plain or HTTPS.
 //!
 //! The wire formats ([`http1`], [`http2`], [`router`]) are sans-I/O: plain values and state
 //! machines over byte slices, fuzzable and testable without sockets. Only `server` and
