@@ -349,6 +349,9 @@ pub struct Conn {
     /// Client: bytes of the front response received (0: the server may not have seen the
     /// request).
     received: u64,
+    /// Client: bytes of the incomplete response head seen at the last look (more are new
+    /// bytes, which start a new wait).
+    head_seen: usize,
     /// Client: the connection may carry requests after those in flight.
     reusable: bool,
     /// Client: the response being received turns the connection into a tunnel (a 101, a 2xx
@@ -384,6 +387,7 @@ impl Conn {
             in_flight: VecDeque::new(),
             unsafe_in_flight: 0,
             received: 0,
+            head_seen: 0,
             reusable: true,
             tunnel: false,
             last_response: None,

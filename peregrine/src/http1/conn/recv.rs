@@ -180,6 +180,12 @@ impl Conn {
             Ok(Status::Complete(head)) => head,
             Ok(Status::Partial) => {
                 self.received = input.len() as u64;
+                // The read timeout is a wait for the next byte: new bytes of a head still
+                // incomplete start a new wait.
+                if input.len() > self.head_seen {
+                    self.head_seen = input.len();
+                    self.wait_since = None;
+                }
                 return (0, None);
             }
             Err(ParseError::TooManyHeaders) if n < limits.max_headers => {
@@ -188,6 +194,7 @@ impl Conn {
             Err(e) => return (0, Some(self.fail(Error::Head(e)))),
         };
         self.received = head.len as u64;
+        self.head_seen = 0;
         self.wait_since = None;
         // RFC 9110 §15.2: a client MUST be able to parse 1xx responses before the final one and
         // MAY ignore them (a 101 switches protocols, below).

@@ -79,3 +79,24 @@ fn a_client_waits_for_its_response_within_the_read_timeout() {
     assert_eq!(c.conn.handle_timeout(t0 + secs(40)), Some(Timeout::Read));
     assert!(c.conn.is_closed());
 }
+
+#[test]
+fn bytes_of_an_incomplete_response_head_start_a_new_wait() {
+    let t0 = Instant::now();
+    let config = Config { read_timeout: Some(secs(30)), ..Config::default() };
+    let mut c = Client::new(config, t0);
+    c.send(Method::Get, Some(0), b"");
+    assert_eq!(c.conn.poll_timeout(t0 + secs(1)), Some(t0 + secs(31)));
+    // An interim response, then fewer bytes of the final head than it had: still new bytes.
+    c.feed(b"HTTP/1.1 100 Continue\r\n\r\n");
+    assert_eq!(c.conn.poll_timeout(t0 + secs(10)), Some(t0 + secs(40)));
+    c.feed(b"HTTP/1.1 200 OK\r\n");
+    assert_eq!(c.conn.poll_timeout(t0 + secs(20)), Some(t0 + secs(50)));
+    // The same bytes read again (no new byte): the wait goes on.
+    c.feed(b"");
+    assert_eq!(c.conn.poll_timeout(t0 + secs(25)), Some(t0 + secs(50)));
+    c.feed(b"Content-Len");
+    assert_eq!(c.conn.poll_timeout(t0 + secs(45)), Some(t0 + secs(75)));
+    assert_eq!(c.conn.handle_timeout(t0 + secs(74)), None);
+    assert_eq!(c.conn.handle_timeout(t0 + secs(75)), Some(Timeout::Read));
+}
