@@ -425,8 +425,8 @@ impl Conn {
         self.role == Role::Server && self.recv == Recv::Head && self.head_clock == Clock::Off
     }
 
-    /// Server: whether the current request's body is still being received (the handler may ask
-    /// for it).
+    /// Whether a message's body is still being received: a server's current request's (the
+    /// handler may ask for it), a client's front response's.
     pub fn is_receiving_body(&self) -> bool {
         self.recv == Recv::Body
     }

@@ -1,10 +1,12 @@
 //! The client role's rules, each a row fed in every split.
 
+use std::mem::MaybeUninit;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::harness::{Client, splits};
 use crate::Method;
-use crate::http1::conn::{Config, Error, Event, SendError};
+use crate::http1::conn::{Config, Conn, Error, Event, Role, SendError};
 
 struct Case {
     name: &'static str,
@@ -15,8 +17,9 @@ struct Case {
     reusable: bool,
 }
 
-fn run(case: &Case, pieces: &[&[u8]]) -> (Vec<String>, bool) {
+fn run(case: &Case, pieces: &[&[u8]], response_only: bool) -> (Vec<String>, bool) {
     let mut client = Client::new(Config::default(), Instant::now());
+    client.response_only = response_only;
     for &method in case.requests {
         client.send(method, Some(0), b"");
     }
@@ -107,13 +110,23 @@ fn responses() {
         },
     ];
     for case in &cases {
-        let whole = run(case, &[case.input]);
+        let whole = run(case, &[case.input], false);
         for pieces in splits(case.input) {
-            assert_eq!(run(case, &pieces), whole, "{}: {} pieces", case.name, pieces.len());
+            assert_eq!(run(case, &pieces, false), whole, "{}: {} pieces", case.name, pieces.len());
+            // `recv_response`, the client's reading alone, reads the same.
+            assert_eq!(run(case, &pieces, true), whole, "{}: {} pieces", case.name, pieces.len());
         }
         assert_eq!(whole.0, case.log, "{}", case.name);
         assert_eq!(whole.1, case.reusable, "{}", case.name);
     }
+}
+
+#[test]
+fn recv_response_reads_nothing_on_a_server_connection() {
+    let mut server = Conn::new(Role::Server, Arc::new(Config::default()), Instant::now());
+    let mut slots = [const { MaybeUninit::uninit() }; 8];
+    let (used, event) = server.recv_response(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n", &mut slots);
+    assert_eq!((used, event.is_none()), (0, true));
 }
 
 #[test]

@@ -294,6 +294,8 @@ pub(super) struct Client {
     rbuf: Vec<u8>,
     pub out: Vec<u8>,
     log: Vec<String>,
+    /// Reads through [`Conn::recv_response`] instead of [`Conn::recv`].
+    pub response_only: bool,
 }
 
 impl Client {
@@ -303,7 +305,18 @@ impl Client {
             rbuf: Vec::new(),
             out: Vec::new(),
             log: Vec::new(),
+            response_only: false,
         }
+    }
+
+    /// Reads what `rbuf` holds with `slots`, as the client is set to.
+    fn recv<'b, 'h>(
+        conn: &mut Conn,
+        response_only: bool,
+        rbuf: &'b [u8],
+        slots: &'h mut [MaybeUninit<Header<'b>>],
+    ) -> (usize, Option<Event<'b, 'h>>) {
+        if response_only { conn.recv_response(rbuf, slots) } else { conn.recv(rbuf, slots, None) }
     }
 
     /// Sends `method target` with a body of `length` (`body` first), as a minimal encoder
@@ -332,14 +345,16 @@ impl Client {
         loop {
             let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
             let (used, step) = {
-                let (used, event) = self.conn.recv(&self.rbuf, &mut slots, None);
+                let (used, event) =
+                    Client::recv(&mut self.conn, self.response_only, &self.rbuf, &mut slots);
                 (used, event.map(|e| describe(&e)))
             };
             let (used, step) = match step {
                 Some(Step::NeedSlots(n)) => {
                     let mut more = Vec::new();
                     more.resize_with(n, MaybeUninit::uninit);
-                    let (used, event) = self.conn.recv(&self.rbuf, &mut more, None);
+                    let (used, event) =
+                        Client::recv(&mut self.conn, self.response_only, &self.rbuf, &mut more);
                     (used, event.map(|e| describe(&e)))
                 }
                 other => (used, other),
