@@ -11,32 +11,24 @@ use tokio::net::TcpStream;
 use super::error::{Deadline, Error, Kind};
 use super::origin::Origin;
 use super::tls::server_name;
-use crate::net::{TlsStream, Transport};
+use crate::net::connect::ConnectError;
+use crate::net::{self, TlsStream, Transport};
 
-/// A TCP connection to `origin`, with TCP_NODELAY (requests go out as soon as they are
-/// written; RFC 9112 pipelining and HTTP/2 need no Nagle delay).
+/// A TCP connection to `origin` (the host resolved, each address tried in turn) within
+/// `timeout`.
 pub(crate) async fn tcp(origin: &Origin, timeout: Duration) -> Result<TcpStream, Error> {
-    let attempt = async {
-        let addrs = tokio::net::lookup_host((origin.host(), origin.port()))
-            .await
-            .map_err(|e| Error::with_source(Kind::Connect, "the host did not resolve", e))?;
-        let mut last = None;
-        for addr in addrs {
-            match TcpStream::connect(addr).await {
-                Ok(tcp) => {
-                    let _ = tcp.set_nodelay(true);
-                    return Ok(tcp);
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(match last {
-            Some(e) => Error::with_source(Kind::Connect, "the TCP connection failed", e),
-            None => Error::new(Kind::Connect, "the host resolved to no address"),
-        })
-    };
+    let attempt = net::connect::tcp(origin.host(), origin.port());
     match tokio::time::timeout(timeout, attempt).await {
-        Ok(r) => r,
+        Ok(Ok(tcp)) => Ok(tcp),
+        Ok(Err(ConnectError::Resolve(e))) => {
+            Err(Error::with_source(Kind::Connect, "the host did not resolve", e))
+        }
+        Ok(Err(ConnectError::NoAddress)) => {
+            Err(Error::new(Kind::Connect, "the host resolved to no address"))
+        }
+        Ok(Err(ConnectError::Connect(e))) => {
+            Err(Error::with_source(Kind::Connect, "the TCP connection failed", e))
+        }
         Err(_) => Err(Error::new(
             Kind::Timeout(Deadline::Connect),
             "no TCP connection within the connect timeout",

@@ -1,8 +1,9 @@
 //! The transport shared by the drivers: one type that is plain TCP or TLS, with the one
 //! read/write loop every connection uses; and the TLS configuration (certificates, SNI, ALPN).
 //!
-//! Only drivers (`server`, and the client next) use this module; the wire formats never do.
+//! Only drivers (`server`, the client) use this module; the wire formats never do.
 
+pub(crate) mod connect;
 pub(crate) mod linger;
 #[cfg(target_os = "linux")]
 mod sendfile;

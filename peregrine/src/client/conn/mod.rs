@@ -375,7 +375,7 @@ impl Connection {
         config: &Config,
     ) -> Result<Connection, Error> {
         let prelude = prelude(origin)?;
-        let _ = tcp.set_nodelay(true);
+        crate::net::connect::set_up(&tcp);
         Ok(Connection::new(Transport::Plain(tcp), origin.clone(), prelude, protocol, config))
     }
 
