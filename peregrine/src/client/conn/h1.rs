@@ -1,75 +1,42 @@
-//! The HTTP/1.1 side of a client connection: request heads encoded with the connection's
-//! [`RequestPrelude`] (Host and default-port decision made once), responses read in order from
-//! the read buffer with the shared head parser, framing rules and body decoder (RFC 9112).
+//! The HTTP/1.1 side of a client connection: a driver of an [`http1::conn::Conn`] in the client
+//! role, which owns the wire rules (pipelining order and safety, keep-alive, the framing of
+//! bodies both ways, interim responses, the switch after a `101`, the end of input, the read
+//! timeout). Here: request heads encoded with the connection's [`RequestPrelude`] (Host and
+//! default-port decision made once) or copied from the last one ([`Template`]), the `Conn`'s
+//! events turned into the connection's [`Ready`] steps, and its errors into the client's.
 //! No I/O here: the connection hands in its buffers.
 
-use std::collections::VecDeque;
 use std::mem::MaybeUninit;
+use std::sync::Arc;
+use std::time::Instant;
 
 use super::event::{FieldSpan, RequestId};
 use super::template::{Reuse, Template};
 use super::{Ready, Step};
 use crate::Method;
 use crate::client::error::{Error, Kind};
-use crate::http1::body_decoder::{BodyDecodeError, BodyDecoder};
-use crate::http1::chunked;
+use crate::http1::body_decoder::BodyDecodeError;
+use crate::http1::conn::{self as h1conn, Conn, Role, SendError};
 use crate::http1::encode::{
     EncodeError, RequestPrelude, check_target, encode_request, encode_request_extension,
 };
-use crate::http1::framing::BodyLength;
-use crate::http1::{HeadScanner, Header, LastResponseHead, Limits, ParseError, Status};
+use crate::http1::{Header, ParseError};
 
-/// Header slots of one parse (the head limits cap the count below this).
+/// Header slots lent to one parse, on the stack; a head with more fields than this (and than
+/// the head limits allow) gets a larger loan ([`h1conn::Event::NeedSlots`]).
 const MAX_FIELDS: usize = 128;
-
-/// A request whose response has not ended.
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    id: RequestId,
-    method: Method,
-}
-
-/// What the response being read is at.
-#[derive(Debug)]
-enum Phase {
-    Head,
-    Body(BodyDecoder),
-}
-
-/// A request body being sent by [`H1::send_data`].
-#[derive(Clone, Copy, Debug)]
-enum Sending {
-    Length { id: RequestId, left: u64 },
-    Chunked { id: RequestId },
-}
 
 /// The HTTP/1.1 state of one client connection.
 #[derive(Debug)]
 pub(crate) struct H1 {
+    pub(super) conn: Conn,
     prelude: RequestPrelude,
-    in_flight: VecDeque<InFlight>,
-    /// How many of `in_flight` have a non-idempotent method (kept so `can_send` does not walk
-    /// the queue on every pipelined request).
-    unsafe_in_flight: usize,
-    next_id: u32,
-    scanner: HeadScanner,
-    phase: Phase,
     /// The fields of the last head, as spans of the read buffer.
     pub(super) spans: Vec<FieldSpan>,
-    limits: Limits,
-    max_body: u64,
-    /// The connection may carry another request (no `Connection: close`, no HTTP/1.0 without
-    /// keep-alive, no close-delimited body, no error).
-    reusable: bool,
-    sending: Option<Sending>,
-    /// Bytes of the front response received so far (0: the server may not have seen it).
-    received: u64,
+    /// The request whose body [`H1::send_data`] sends, while it does.
+    sending: Option<RequestId>,
     /// The last request head encoded, resent by copy when the next is identical.
     template: Template,
-    /// The last response head parsed, answering the heads that repeat it byte for byte (a
-    /// server's responses do while their Date does). Boxed: 1.6 KiB the connection's other
-    /// moves need not copy.
-    last_head: Box<LastResponseHead>,
 }
 
 fn encode_error(e: EncodeError) -> Error {
@@ -92,7 +59,18 @@ fn encode_error(e: EncodeError) -> Error {
     Error::new(Kind::Request, what)
 }
 
-pub(crate) fn parse_error(e: ParseError) -> Error {
+fn send_error(e: SendError) -> Error {
+    match e {
+        SendError::Encode(e) => encode_error(e),
+        SendError::NotReady => {
+            Error::new(Kind::Request, "the HTTP/1.1 connection cannot take this request now")
+        }
+        SendError::NoBody => Error::new(Kind::Request, "no request body being sent with this id"),
+        _ => Error::new(Kind::Body, "request body length differs from the one announced"),
+    }
+}
+
+fn parse_error(e: ParseError) -> Error {
     let what = match e {
         ParseError::InvalidStatusLine => "malformed status line",
         ParseError::InvalidStatus => "invalid status code",
@@ -126,48 +104,65 @@ fn body_error(e: BodyDecodeError) -> Error {
     Error::with_source(Kind::Body, what, e)
 }
 
-impl H1 {
-    pub(crate) fn new(prelude: RequestPrelude, limits: Limits, max_body: u64) -> H1 {
-        H1 {
-            prelude,
-            in_flight: VecDeque::with_capacity(4),
-            unsafe_in_flight: 0,
-            next_id: 1,
-            scanner: HeadScanner::new(),
-            phase: Phase::Head,
-            spans: Vec::with_capacity(32),
-            limits,
-            max_body,
-            reusable: true,
-            sending: None,
-            received: 0,
-            template: Template::default(),
-            last_head: Box::default(),
+/// The client's error for what made the `Conn` stop reading.
+#[cold]
+fn conn_error(e: h1conn::Error) -> Error {
+    match e {
+        h1conn::Error::Head(e) => parse_error(e),
+        h1conn::Error::Body(e) => body_error(e),
+        h1conn::Error::Unsolicited => {
+            Error::new(Kind::Protocol, "bytes from the server with no request in flight")
         }
+        // Nothing of the response arrived: the classic keep-alive race (the server closed an
+        // idle connection as the request went out), which a retry may survive.
+        h1conn::Error::Closed { unprocessed: true } => {
+            Error::new(Kind::Closed, "the server closed the connection before responding")
+                .unprocessed()
+        }
+        h1conn::Error::Closed { unprocessed: false } => {
+            Error::new(Kind::Closed, "the connection closed inside the response head")
+        }
+        // The server's errors: a client's `Conn` reports none of them.
+        _ => Error::new(Kind::Protocol, "the response broke HTTP/1.1"),
     }
+}
 
-    /// Requests sent whose response has not ended.
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.len()
+/// Records where a head's fields lie in `buf`, the read buffer it was parsed from, so the
+/// event can lend them once the parse's slots are gone.
+#[inline]
+fn spans(spans: &mut Vec<FieldSpan>, buf: &[u8], headers: &[Header<'_>]) {
+    let base = buf.as_ptr() as usize;
+    let off = |p: *const u8| (p as usize).wrapping_sub(base) as u32;
+    spans.clear();
+    for h in headers {
+        spans.push(FieldSpan {
+            name: (off(h.name.as_ptr()), h.name.len() as u32),
+            value: (off(h.value.as_ptr()), h.value.len() as u32),
+        });
     }
+}
 
-    /// Whether another request may be sent now: the connection is reusable, no request body
-    /// is being sent, and pipelining behind the requests in flight is safe (RFC 9112 §9.3.2:
-    /// "A user agent SHOULD NOT pipeline requests after a non-idempotent method").
-    pub(crate) fn can_send(&self, method: Method) -> bool {
-        self.reusable
-            && self.sending.is_none()
-            && (self.in_flight.is_empty() || (method.is_idempotent() && self.unsafe_in_flight == 0))
-    }
+/// The error of the end of input once nothing more is read.
+#[cold]
+fn closed() -> Error {
+    Error::new(Kind::Closed, "the server closed the connection").unprocessed()
+}
 
-    /// Whether the connection can carry more requests once the ones in flight end.
-    pub(crate) fn is_reusable(&self) -> bool {
-        self.reusable
+impl H1 {
+    pub(crate) fn new(prelude: RequestPrelude, config: Arc<h1conn::Config>, now: Instant) -> H1 {
+        H1 {
+            conn: Conn::new(Role::Client, config, now),
+            prelude,
+            spans: Vec::with_capacity(32),
+            sending: None,
+            template: Template::default(),
+        }
     }
 
     /// Encodes a request head, and `body` after it when `length` is `Some(len)` with the
     /// whole body given; `None` length sends the body chunked through `send_data`.
     #[allow(clippy::too_many_arguments)] // the request's parts, passed through as they are
+    #[inline]
     pub(crate) fn send_request(
         &mut self,
         method: Method,
@@ -178,55 +173,46 @@ impl H1 {
         length: Option<u64>,
         out: &mut Vec<u8>,
     ) -> Result<RequestId, Error> {
-        if !self.can_send(method) {
-            return Err(Error::new(
-                Kind::Request,
-                "the HTTP/1.1 connection cannot take this request now",
-            ));
-        }
-        let framing = match length {
-            Some(n) => BodyLength::Length(n),
-            None => BodyLength::Chunked,
-        };
-        let start = out.len();
-        match self.template.get(token.as_bytes(), target, fields, length, 0) {
-            Some(Reuse::Whole(head)) => out.extend_from_slice(head),
-            Some(Reuse::Around(before, after)) => {
-                // The method, fields and framing passed before; only the target is new.
-                check_target(method, target).map_err(encode_error)?;
-                out.extend_from_slice(before);
-                out.extend_from_slice(target.as_bytes());
-                out.extend_from_slice(after);
-                self.template.retarget(target, target.as_bytes());
+        let H1 { conn, prelude, template, .. } = self;
+        let sent = conn.send_request(method, length, body, out, |framing, out| {
+            let start = out.len();
+            match template.get(token.as_bytes(), target, fields, length, 0) {
+                Some(Reuse::Whole(head)) => out.extend_from_slice(head),
+                Some(Reuse::Around(before, after)) => {
+                    // The method, fields and framing passed before; only the target is new.
+                    check_target(method, target)?;
+                    out.extend_from_slice(before);
+                    out.extend_from_slice(target.as_bytes());
+                    out.extend_from_slice(after);
+                    template.retarget(target, target.as_bytes());
+                }
+                None => {
+                    if method == Method::Extension {
+                        encode_request_extension(prelude, token, target, fields, framing, out)?;
+                    } else {
+                        encode_request(prelude, method, target, fields, framing, out)?;
+                    }
+                    let head = out.get(start..).unwrap_or_default();
+                    // The request line starts with the method's token and a space.
+                    let at = token.len() + 1..token.len() + 1 + target.len();
+                    template.keep(token.as_bytes(), target, fields, length, Some((head, 0, at)));
+                }
             }
-            None => {
-                let r = if method == Method::Extension {
-                    encode_request_extension(&self.prelude, token, target, fields, framing, out)
-                } else {
-                    encode_request(&self.prelude, method, target, fields, framing, out)
-                };
-                r.map_err(encode_error)?;
-                let head = out.get(start..).unwrap_or_default();
-                // The request line starts with the method's token and a space.
-                let at = token.len() + 1..token.len() + 1 + target.len();
-                self.template.keep(token.as_bytes(), target, fields, length, Some((head, 0, at)));
-            }
-        }
-        let id = RequestId(self.next_id);
-        self.next_id = self.next_id.wrapping_add(1).max(1);
+            Ok(())
+        });
+        let id = RequestId(sent.map_err(send_error)?.get());
+        // What the `Conn` does too: a body of unknown length, or longer than the bytes given,
+        // goes on through `send_data`.
         let given = body.len() as u64;
-        out.extend_from_slice(body);
         self.sending = match length {
-            Some(n) if n > given => Some(Sending::Length { id, left: n - given }),
-            Some(_) => None,
-            None => Some(Sending::Chunked { id }),
+            Some(n) if n <= given => None,
+            _ => Some(id),
         };
-        self.in_flight.push_back(InFlight { id, method });
-        self.unsafe_in_flight += usize::from(!method.is_idempotent());
         Ok(id)
     }
 
-    /// Appends request body bytes (chunked framing when the length was not given).
+    /// Appends request body bytes (chunked framing when the length was not given); `end`
+    /// finishes the body.
     pub(crate) fn send_data(
         &mut self,
         id: RequestId,
@@ -234,160 +220,116 @@ impl H1 {
         end: bool,
         out: &mut Vec<u8>,
     ) -> Result<usize, Error> {
-        match &mut self.sending {
-            Some(Sending::Length { id: sid, left }) if *sid == id => {
-                let n = data.len() as u64;
-                if n > *left || (end && n != *left) {
-                    return Err(Error::new(
-                        Kind::Body,
-                        "request body length differs from the one announced",
-                    ));
-                }
-                *left -= n;
-                out.extend_from_slice(data);
-                if *left == 0 {
-                    self.sending = None;
-                }
-            }
-            Some(Sending::Chunked { id: sid }) if *sid == id => {
-                if !data.is_empty() {
-                    chunked::encode_chunk(data, out);
-                }
-                if end {
-                    out.extend_from_slice(b"0\r\n\r\n");
-                    self.sending = None;
-                }
-            }
-            _ => return Err(Error::new(Kind::Request, "no request body being sent with this id")),
+        if self.sending != Some(id) {
+            return Err(send_error(SendError::NoBody));
+        }
+        // No bytes frame nothing (an empty chunk would end a chunked body), and may end a body
+        // whose announced length was sent whole.
+        if !data.is_empty() {
+            self.conn.send_data(data, out).map_err(send_error)?;
+        }
+        if end {
+            self.sending = None;
+            self.conn.finish(&[], out).map_err(send_error)?;
         }
         Ok(data.len())
     }
 
     /// Reads the next step of the front response from `buf` (the unconsumed read buffer).
     pub(crate) fn decode(&mut self, buf: &[u8]) -> Result<Step, Error> {
-        let Some(front) = self.in_flight.front().copied() else {
-            if buf.is_empty() {
-                return Ok(Step::NeedInput);
-            }
-            self.reusable = false;
-            return Err(Error::new(
-                Kind::Protocol,
-                "bytes from the server with no request in flight",
-            ));
-        };
-        match &mut self.phase {
-            Phase::Head => self.decode_head(front, buf),
-            Phase::Body(dec) => {
-                if dec.is_done() {
-                    let trailers = dec.take_trailers();
-                    self.finish_response();
-                    return Ok(Step::Ready(Ready::End { id: front.id, trailers }, 0));
-                }
-                let chunk = dec.decode(buf).map_err(|e| {
-                    self.reusable = false;
-                    body_error(e)
-                })?;
-                self.received += chunk.consumed as u64;
-                if !chunk.data.is_empty() {
-                    return Ok(Step::Ready(
-                        Ready::Data { id: front.id, range: chunk.data },
-                        chunk.consumed,
-                    ));
-                }
-                if chunk.consumed > 0 || chunk.done {
-                    return Ok(Step::Consumed(chunk.consumed));
-                }
-                Ok(Step::NeedInput)
-            }
-        }
-    }
-
-    fn decode_head(&mut self, front: InFlight, buf: &[u8]) -> Result<Step, Error> {
-        // Nothing read yet (the connection looks before its first read of a response): a
-        // parse would answer `Partial` and leave the scanner pending, so the complete head
-        // would then be scanned line by line before being parsed, twice the work.
-        if buf.is_empty() {
-            return Ok(Step::NeedInput);
-        }
         let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; MAX_FIELDS];
-        let parsed = self.last_head.parse_uninit(&mut self.scanner, buf, &mut slots, &self.limits);
-        let head = match parsed {
-            Ok(Status::Complete(head)) => head,
-            Ok(Status::Partial) => {
-                self.received = buf.len() as u64;
-                return Ok(Step::NeedInput);
-            }
-            Err(e) => {
-                self.reusable = false;
-                return Err(parse_error(e));
-            }
-        };
-        self.received = head.len as u64;
-        // RFC 9110 §15.2: a client MUST be able to parse 1xx responses before the final one
-        // and MAY ignore them (101 switches protocols, below).
-        if (100..200).contains(&head.status) && head.status != 101 {
-            return Ok(Step::Consumed(head.len));
+        // The same call on two paths, a body's and a head's: each path's events are turned
+        // into steps on their own, so the head's large event is never merged with a body's
+        // (moving every field of one into the other cost more than the rest of the step).
+        if self.conn.is_receiving_body() {
+            let (used, event) = self.conn.recv_response(buf, &mut slots);
+            return self.step(buf, used, event);
         }
-        let framing = head.framing(front.method).map_err(|e| {
-            self.reusable = false;
-            parse_error(e)
-        })?;
-        let base = buf.as_ptr() as usize;
-        let off = |p: *const u8| (p as usize).wrapping_sub(base) as u32;
-        self.spans.clear();
-        for h in head.headers {
-            self.spans.push(FieldSpan {
-                name: (off(h.name.as_ptr()), h.name.len() as u32),
-                value: (off(h.value.as_ptr()), h.value.len() as u32),
-            });
+        // Between bodies nothing can come of no input: the `Conn` is not asked (twice per
+        // response, as the connection looks before and after its wait).
+        if buf.is_empty() {
+            return self.idle(buf);
         }
-        // A tunnel (101, or 2xx to CONNECT) ends HTTP on this connection.
-        if !framing.keep_alive || framing.tunnel {
-            self.reusable = false;
-        }
-        self.phase = Phase::Body(BodyDecoder::new(framing.body, self.max_body));
-        let ready = Ready::Head { id: front.id, status: head.status, version: head.version };
-        Ok(Step::Ready(ready, head.len))
+        let (used, event) = self.conn.recv_response(buf, &mut slots);
+        self.step(buf, used, event)
     }
 
-    fn finish_response(&mut self) {
-        if let Some(done) = self.in_flight.pop_front() {
-            self.unsafe_in_flight =
-                self.unsafe_in_flight.saturating_sub(usize::from(!done.method.is_idempotent()));
+    /// The step for what the `Conn` found in `buf`, having used `used` bytes of it.
+    #[inline(always)]
+    fn step(
+        &mut self,
+        buf: &[u8],
+        used: usize,
+        event: Option<h1conn::Event<'_, '_>>,
+    ) -> Result<Step, Error> {
+        let ready = match event {
+            None if used > 0 => return Ok(Step::Consumed(used)),
+            None => return self.idle(buf),
+            Some(h1conn::Event::Response { id, head, .. }) => {
+                spans(&mut self.spans, buf, head.headers);
+                Ready::Head { id: RequestId(id.get()), status: head.status, version: head.version }
+            }
+            Some(h1conn::Event::Data { id, data }) => {
+                let at = (data.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+                Ready::Data { id: RequestId(id.get()), range: at..at + data.len() }
+            }
+            Some(h1conn::Event::End { id, trailers }) => {
+                Ready::End { id: RequestId(id.get()), trailers: trailers.map(Box::new) }
+            }
+            Some(h1conn::Event::NeedSlots(n)) => return self.decode_large(buf, n),
+            Some(h1conn::Event::Error(e)) => return Err(conn_error(e)),
+            Some(_) => return Err(conn_error(h1conn::Error::Unsolicited)),
+        };
+        Ok(Step::Ready(ready, used))
+    }
+
+    /// The `Conn` read nothing: it needs more input, or reads no more HTTP/1.1.
+    #[inline]
+    fn idle(&self, buf: &[u8]) -> Result<Step, Error> {
+        if self.conn.is_closed() {
+            return Err(closed());
         }
-        self.phase = Phase::Head;
-        self.received = 0;
-        if !self.reusable {
-            // Requests pipelined behind a response that closes the connection are not
-            // answered; the connection reports them when it sees the end of input.
+        // RFC 9110 §15.2.2, §9.3.6: after a `101` or a CONNECT's 2xx the bytes belong to
+        // another protocol, which this connection does not speak.
+        if !buf.is_empty() && self.conn.is_upgraded() {
+            return Err(Error::new(Kind::Protocol, "bytes after the switch of protocols"));
         }
+        Ok(Step::NeedInput)
+    }
+
+    /// A head with more fields than [`MAX_FIELDS`]: parsed again with `n` slots.
+    #[cold]
+    fn decode_large(&mut self, buf: &[u8], n: usize) -> Result<Step, Error> {
+        let mut slots = Vec::new();
+        slots.resize_with(n, MaybeUninit::<Header<'_>>::uninit);
+        let (used, event) = self.conn.recv_response(buf, &mut slots);
+        let Some(h1conn::Event::Response { id, head, .. }) = event else {
+            return match event {
+                Some(h1conn::Event::Error(e)) => Err(conn_error(e)),
+                _ => Err(conn_error(h1conn::Error::Head(ParseError::TooManyHeaders))),
+            };
+        };
+        spans(&mut self.spans, buf, head.headers);
+        let ready =
+            Ready::Head { id: RequestId(id.get()), status: head.status, version: head.version };
+        Ok(Step::Ready(ready, used))
     }
 
     /// The server closed its end: completes a close-delimited body, or fails the front
     /// request (its error says whether the server could have processed it).
     pub(crate) fn eof(&mut self) -> Result<Ready, Error> {
-        self.reusable = false;
-        let Some(front) = self.in_flight.front().copied() else {
-            return Err(Error::new(Kind::Closed, "the server closed the connection").unprocessed());
-        };
-        match &mut self.phase {
-            Phase::Body(dec) => match dec.finish() {
-                Ok(()) => {
-                    let trailers = dec.take_trailers();
-                    self.finish_response();
-                    Ok(Ready::End { id: front.id, trailers })
-                }
-                Err(e) => Err(body_error(e)),
-            },
-            Phase::Head if self.received == 0 => {
-                // Nothing of the response arrived: the classic keep-alive race (the server
-                // closed an idle connection as the request went out).
-                Err(Error::new(Kind::Closed, "the server closed the connection before responding")
-                    .unprocessed())
+        match self.conn.recv_eof() {
+            Some(h1conn::Event::End { id, trailers }) => {
+                Ok(Ready::End { id: RequestId(id.get()), trailers: trailers.map(Box::new) })
             }
-            Phase::Head => {
-                Err(Error::new(Kind::Closed, "the connection closed inside the response head"))
+            Some(h1conn::Event::Error(h1conn::Error::Closed { unprocessed: true }))
+                if self.conn.in_flight() == 0 =>
+            {
+                Err(closed())
             }
+            Some(h1conn::Event::Error(e)) => Err(conn_error(e)),
+            // Nothing more is read (the input ended before, or the protocol switched).
+            _ => Err(closed()),
         }
     }
 }

@@ -357,7 +357,7 @@ impl H2 {
             }
             Got::Trailers { stream, map } => {
                 self.forget(stream);
-                Ready::End { id: RequestId(stream.get()), trailers: Some(map) }
+                Ready::End { id: RequestId(stream.get()), trailers: Some(Box::new(map)) }
             }
             Got::Data { stream, range, end } => {
                 let id = RequestId(stream.get());

@@ -55,11 +55,11 @@ mod event;
 mod h1;
 mod h2;
 mod template;
+mod timer;
 
 use std::future::poll_fn;
 use std::io;
 use std::ops::Range;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -67,7 +67,7 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use http::HeaderMap;
 use tokio::net::TcpStream;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 pub use event::{Event, RequestId, ResponseHead};
 
@@ -76,12 +76,14 @@ use super::origin::Origin;
 use super::tls::{Alpn, TlsConfig};
 use crate::Method;
 use crate::Version;
+use crate::http1;
 use crate::http1::Limits;
 use crate::http1::encode::{RequestPrelude, Scheme};
-use crate::net::{TlsError, Transport};
+use crate::net::{TlsError, Transport, WriteStall};
 use event::Fields;
 use h1::H1;
 use h2::H2;
+use timer::Timer;
 
 /// Room kept in the read buffer before each read.
 const MIN_READ: usize = 16 * 1024;
@@ -143,6 +145,9 @@ pub struct Config {
     /// The rustls configuration, built at the first `https` connection and shared after
     /// (its session cache resumes later handshakes).
     rustls: Arc<OnceLock<Result<Arc<rustls::ClientConfig>, TlsError>>>,
+    /// The HTTP/1.1 connections' rules, built at the first and shared by all (a pointer per
+    /// connection, not a copy).
+    h1: Arc<OnceLock<Arc<http1::conn::Config>>>,
 }
 
 impl Default for Config {
@@ -157,6 +162,7 @@ impl Default for Config {
             http2: crate::http2::Config { max_concurrent_streams: 0, ..Default::default() },
             tls: TlsConfig::default(),
             rustls: Arc::default(),
+            h1: Arc::default(),
         }
     }
 }
@@ -178,12 +184,14 @@ impl Config {
     /// from the last bytes received or, when later, the last request sent.
     pub fn read_timeout(mut self, d: Option<Duration>) -> Config {
         self.read_timeout = d;
+        self.h1 = Arc::default();
         self
     }
 
     /// Largest response body accepted; a longer one fails with [`Error::is_body`].
     pub fn max_body_bytes(mut self, n: u64) -> Config {
         self.max_body_bytes = n;
+        self.h1 = Arc::default();
         self
     }
 
@@ -197,6 +205,7 @@ impl Config {
     /// SETTINGS_MAX_HEADER_LIST_SIZE.
     pub fn head_limits(mut self, limits: Limits) -> Config {
         self.head_limits = limits;
+        self.h1 = Arc::default();
         self
     }
 
@@ -235,10 +244,29 @@ impl Config {
         built.clone().map_err(|e| Error::with_source(Kind::Tls, "TLS configuration", e))
     }
 
+    /// What an HTTP/1.1 connection enforces: the response head limits, the body limit and the
+    /// read timeout.
+    fn h1_config(&self) -> Arc<http1::conn::Config> {
+        let built = self.h1.get_or_init(|| {
+            Arc::new(h1_config(self.head_limits, self.max_body_bytes, self.read_timeout))
+        });
+        built.clone()
+    }
+
     fn h2_config(&self) -> crate::http2::Config {
         let max = u32::try_from(self.head_limits.max_head_bytes).unwrap_or(u32::MAX);
         crate::http2::Config { max_header_list_size: max, ..self.http2.clone() }
     }
+}
+
+/// An HTTP/1.1 client connection's rules from the client's settings (the server's are left at
+/// their defaults: a client's `Conn` does not use them).
+fn h1_config(
+    limits: Limits,
+    max_body_bytes: u64,
+    read_timeout: Option<Duration>,
+) -> http1::conn::Config {
+    http1::conn::Config { limits, max_body_bytes, read_timeout, ..http1::conn::Config::default() }
 }
 
 /// A step of decoding, from a protocol state to the connection.
@@ -256,11 +284,28 @@ pub(crate) enum Step {
 /// An event before it borrows the connection.
 #[derive(Debug)]
 pub(crate) enum Ready {
-    Head { id: RequestId, status: u16, version: Version },
-    Data { id: RequestId, range: Range<usize> },
-    End { id: RequestId, trailers: Option<HeaderMap> },
-    Failed { id: RequestId, error: Error },
-    Writable { id: RequestId },
+    Head {
+        id: RequestId,
+        status: u16,
+        version: Version,
+    },
+    Data {
+        id: RequestId,
+        range: Range<usize>,
+    },
+    /// Trailers boxed: most ends have none, and this enum moves through every layer of the
+    /// decoding loop, where an inline `HeaderMap` made each move of every event 100 bytes.
+    End {
+        id: RequestId,
+        trailers: Option<Box<HeaderMap>>,
+    },
+    Failed {
+        id: RequestId,
+        error: Error,
+    },
+    Writable {
+        id: RequestId,
+    },
 }
 
 // One per connection, never moved per request: HTTP/1.1's state inline keeps its path one
@@ -289,11 +334,14 @@ pub struct Connection {
     eof: bool,
     failed: Option<Error>,
     read_timeout: Option<Duration>,
-    /// Registered at or before `deadline`; moved only when it fires early (see `poll_timer`).
-    timer: Option<Pin<Box<Sleep>>>,
-    /// When the current wait times out: set at the first wait after a read or a request.
-    deadline: Instant,
+    /// For the deadline of a wait (see `poll_timer`).
+    timer: Option<Timer>,
+    /// When the wait for the response times out (`None`: no response is awaited): set at the
+    /// first wait after a read or a request (`armed`).
+    deadline: Option<Instant>,
     armed: bool,
+    /// Since when the write under way has made no progress.
+    stall: WriteStall,
     /// When the last read returned bytes: the arrival time of every event decoded from them.
     read_at: std::time::Instant,
     /// When the last request was queued.
@@ -386,20 +434,18 @@ impl Connection {
         protocol: Protocol,
         config: &Config,
     ) -> Connection {
+        let now = std::time::Instant::now();
         let proto = match protocol {
-            Protocol::Http1 => {
-                Proto::H1(H1::new(prelude, config.head_limits, config.max_body_bytes))
-            }
+            Protocol::Http1 => Proto::H1(H1::new(prelude, config.h1_config(), now)),
             Protocol::Http2 => Proto::H2(Box::new(H2::new(
                 origin.scheme() == Scheme::Https,
                 prelude.host(),
                 config.h2_config(),
                 config.max_body_bytes,
-                std::time::Instant::now(),
+                now,
             ))),
         };
-        let now = Instant::now();
-        let timer = config.read_timeout.map(|_| Box::pin(tokio::time::sleep(Duration::ZERO)));
+        let timer = config.read_timeout.map(|_| Timer::new());
         Connection {
             io,
             rbuf: BytesMut::with_capacity(MIN_READ * 2),
@@ -411,10 +457,11 @@ impl Connection {
             failed: None,
             read_timeout: config.read_timeout,
             timer,
-            deadline: now,
+            deadline: None,
             armed: false,
-            read_at: now.into_std(),
-            sent_at: now.into_std(),
+            stall: WriteStall::default(),
+            read_at: now,
+            sent_at: now,
             origin,
             single_thread: matches!(
                 tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
@@ -442,7 +489,7 @@ impl Connection {
     pub fn can_send(&self, method: Method) -> bool {
         self.failed.is_none()
             && match &self.proto {
-                Proto::H1(h) => h.can_send(method),
+                Proto::H1(h) => h.conn.can_send(method),
                 Proto::H2(h) => h.can_send(),
             }
     }
@@ -453,7 +500,7 @@ impl Connection {
         self.failed.is_none()
             && !self.eof
             && match &self.proto {
-                Proto::H1(h) => h.is_reusable(),
+                Proto::H1(h) => h.conn.is_reusable(),
                 Proto::H2(h) => h.is_reusable(),
             }
     }
@@ -472,7 +519,7 @@ impl Connection {
     /// Requests sent whose response has not ended.
     pub fn in_flight(&self) -> usize {
         match &self.proto {
-            Proto::H1(h) => h.in_flight(),
+            Proto::H1(h) => h.conn.in_flight(),
             Proto::H2(h) => h.in_flight(),
         }
     }
@@ -617,7 +664,11 @@ impl Connection {
             return Err(e.shallow_clone());
         }
         match &mut self.proto {
-            Proto::H1(h) => h.send_data(id, data, end, &mut self.wbuf),
+            Proto::H1(h) => match h.send_data(id, data, end, &mut self.wbuf) {
+                // A body cut short: the server waits for bytes that will not come.
+                Err(e) if h.conn.is_closed() => Err(self.fail(e)),
+                r => r,
+            },
             Proto::H2(h) => h.send_data(id, data, end),
         }
     }
@@ -646,8 +697,13 @@ impl Connection {
     /// # Errors
     /// As [`Connection::flush`].
     pub fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let r = ready!(self.poll_write(cx));
-        Poll::Ready(r.map_err(|e| self.fail(e)))
+        match self.poll_write(cx) {
+            Poll::Ready(r) => Poll::Ready(r.map_err(|e| self.fail(e))),
+            Poll::Pending => match self.poll_timer(cx, false) {
+                Poll::Ready(e) => Poll::Ready(Err(self.fail(e))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
     }
 
     /// Writes what is queued, reads, and returns the next event. With nothing in flight it
@@ -714,10 +770,8 @@ impl Connection {
                 Poll::Ready(Ok(())) => {}
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(self.fail(io_error(e)))),
                 Poll::Pending => {
-                    if let Err(e) = ready!(self.poll_timer(cx)) {
-                        return Poll::Ready(Err(self.fail(e)));
-                    }
-                    continue;
+                    let e = ready!(self.poll_timer(cx, true));
+                    return Poll::Ready(Err(self.fail(e)));
                 }
             }
             self.rbuf.reserve(MIN_READ);
@@ -739,53 +793,68 @@ impl Connection {
         }
     }
 
-    /// Pending until the read timeout passes (armed at the first wait after a read or a
-    /// request sent), then its error.
+    /// Pending until a deadline passes, then its error: with `read`, the read timeout of the
+    /// wait for a response (armed at the first wait after a read or a request); and while a
+    /// write makes no progress, the same timeout counted from when it stalled.
     ///
     /// With requests in flight a wait counts from the later of the last bytes received and the
     /// last request sent (the wait starts there unless the caller polls late, and then the
-    /// server has had that time too), which spares a clock read per response; with none in
-    /// flight, from now.
-    ///
-    /// The deadline moves at every wait, but the timer is re-registered only when it fires
-    /// before the deadline: re-arming it per response (a timer-wheel removal and insertion)
-    /// cost more than the rest of the wait. A timer registered at an earlier deadline wakes
-    /// the task once per read timeout at most, and is then moved to the real one.
-    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+    /// server has had that time too), which spares a clock read per response; HTTP/2, with
+    /// none in flight, counts from now. Whether a response is awaited, and so whether the wait
+    /// has a deadline, is the HTTP/1.1 `Conn`'s rule. The timer moves lazily (see [`Timer`]).
+    #[inline]
+    fn poll_timer(&mut self, cx: &mut Context<'_>, read: bool) -> Poll<Error> {
         // `timer` exists exactly when `read_timeout` is set (see `new`).
-        let Some(d) = self.read_timeout else {
+        let (Some(d), Some(timer)) = (self.read_timeout, self.timer.as_mut()) else {
             return Poll::Pending;
         };
-        let arm = !self.armed;
-        if arm {
-            let from = if self.in_flight() > 0 {
-                Instant::from_std(self.sent_at.max(self.read_at))
-            } else {
-                Instant::now()
-            };
-            self.deadline = from + d;
+        if read && !self.armed {
             self.armed = true;
+            self.deadline = match &mut self.proto {
+                Proto::H1(h) => {
+                    h.conn.poll_timeout(self.sent_at.max(self.read_at)).map(Instant::from_std)
+                }
+                Proto::H2(h) => {
+                    let from = if h.in_flight() > 0 {
+                        self.sent_at.max(self.read_at)
+                    } else {
+                        std::time::Instant::now()
+                    };
+                    Some(Instant::from_std(from) + d)
+                }
+            };
         }
-        let Some(timer) = self.timer.as_mut() else {
-            return Poll::Pending;
+        let read_at = if read { self.deadline } else { None };
+        let stall = self.stall.deadline(d).map(Instant::from_std);
+        let at = match (read_at, stall) {
+            (Some(r), None) => r,
+            (None, None) => return Poll::Pending,
+            (Some(r), Some(w)) => r.min(w),
+            (None, Some(w)) => w,
         };
-        if arm && (timer.is_elapsed() || timer.deadline() > self.deadline) {
-            timer.as_mut().reset(self.deadline);
-        }
-        loop {
-            ready!(timer.as_mut().poll(cx));
-            if timer.deadline() >= self.deadline {
-                break;
-            }
-            timer.as_mut().reset(self.deadline);
-        }
-        Poll::Ready(Err(Error::new(
-            Kind::Timeout(Deadline::Read),
-            "no response bytes within the read timeout",
-        )))
+        ready!(timer.poll_until(cx, at));
+        Poll::Ready(self.timed_out(at, stall.is_some_and(|w| w <= at)))
     }
 
-    /// Writes the queued bytes (HTTP/2 frames pulled from the state machine first).
+    /// The error of the deadline `at` that passed: the write's stall (`stalled`) or the wait
+    /// for the response, which the HTTP/1.1 `Conn` is told of.
+    #[cold]
+    fn timed_out(&mut self, at: Instant, stalled: bool) -> Error {
+        if stalled {
+            return Error::new(
+                Kind::Timeout(Deadline::Read),
+                "the server took no request bytes within the read timeout",
+            );
+        }
+        if let Proto::H1(h) = &mut self.proto {
+            // The deadline is the `Conn`'s own, so it agrees that it passed.
+            let _ = h.conn.handle_timeout(at.into_std());
+        }
+        Error::new(Kind::Timeout(Deadline::Read), "no response bytes within the read timeout")
+    }
+
+    /// Writes the queued bytes (HTTP/2 frames pulled from the state machine first), and what
+    /// the transport holds; `Pending` while the socket takes no more (`stall` says since when).
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         if let Proto::H2(h) = &mut self.proto {
             if self.wpos == self.wbuf.len() {
@@ -794,23 +863,17 @@ impl Connection {
             }
             h.conn.poll_transmit(&mut self.wbuf);
         }
-        while self.wpos < self.wbuf.len() {
-            match self.io.try_write(&self.wbuf[self.wpos..]) {
-                Ok(n) => self.wpos += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    ready!(self.io.poll_write_ready(cx)).map_err(io_error)?;
-                }
-                Err(e) => {
-                    return Poll::Ready(Err(io_error(e).unprocessed_if(self.in_flight() == 0)));
-                }
+        match self.io.poll_write_all(cx, &self.wbuf, &mut self.wpos, &mut self.stall) {
+            Poll::Ready(Ok(())) => {
+                self.wbuf.clear();
+                self.wpos = 0;
+                Poll::Ready(Ok(()))
             }
+            Poll::Ready(Err(e)) => {
+                Poll::Ready(Err(io_error(e).unprocessed_if(self.in_flight() == 0)))
+            }
+            Poll::Pending => Poll::Pending,
         }
-        self.wbuf.clear();
-        self.wpos = 0;
-        if self.io.has_pending() {
-            ready!(self.io.poll_flush(cx)).map_err(io_error)?;
-        }
-        Poll::Ready(Ok(()))
     }
 
     /// Whether an idle connection is still open: no end of input and no unexpected bytes
@@ -855,7 +918,7 @@ fn event<'a>(proto: &'a Proto, rbuf: &'a [u8], ready: Ready) -> Event<'a> {
             Event::Head { id, head: ResponseHead { status, version, fields } }
         }
         Ready::Data { id, range } => Event::Data { id, data: rbuf.get(range).unwrap_or_default() },
-        Ready::End { id, trailers } => Event::End { id, trailers },
+        Ready::End { id, trailers } => Event::End { id, trailers: trailers.map(|t| *t) },
         Ready::Failed { id, error } => Event::Failed { id, error },
         Ready::Writable { id } => Event::Writable { id },
     }
@@ -925,11 +988,14 @@ impl ResponseReader {
     /// A reader for a connection speaking `protocol` that sent one request with `method`.
     pub fn new(protocol: Protocol, method: &str, limits: Limits, max_body: u64) -> ResponseReader {
         let prelude = RequestPrelude::new(Scheme::Http, "example.com", 80).expect("a valid host");
+        let now = std::time::Instant::now();
         let proto = match protocol {
-            Protocol::Http1 => Proto::H1(H1::new(prelude, limits, max_body)),
+            Protocol::Http1 => {
+                let config = Arc::new(h1_config(limits, max_body, None));
+                Proto::H1(H1::new(prelude, config, now))
+            }
             Protocol::Http2 => {
                 let config = crate::http2::Config::default();
-                let now = std::time::Instant::now();
                 Proto::H2(Box::new(H2::new(false, prelude.host(), config, max_body, now)))
             }
         };
@@ -938,7 +1004,7 @@ impl ResponseReader {
             rbuf: BytesMut::new(),
             consume: 0,
             eof: false,
-            fed_at: std::time::Instant::now(),
+            fed_at: now,
             out: Vec::new(),
         };
         let _ = reader.send(method);
