@@ -168,6 +168,38 @@ fn the_one_connection_api_reports_the_same_errors() {
     });
 }
 
+/// A server that accepts and never reads: the request's bytes fill the socket, and the write
+/// fails at the read timeout instead of waiting forever.
+#[test]
+fn a_server_that_takes_no_bytes_fails_the_write_at_the_read_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let server = thread::spawn(move || {
+        let (_held, _) = listener.accept().unwrap();
+        let _ = wait.recv();
+    });
+    rt().block_on(async {
+        let timeout = std::time::Duration::from_millis(300);
+        let config = Config::default().versions(Versions::Http1Only).read_timeout(Some(timeout));
+        let mut conn = Connection::connect(&format!("http://{addr}"), &config).await.unwrap();
+        // More than loopback's send and receive buffers hold together.
+        let body = vec![b'x'; 64 * 1024 * 1024];
+        let len = Some(body.len() as u64);
+        let id = conn.send_request_streaming("POST", "/", &[], len).unwrap();
+        conn.send_data(id, &body, true).unwrap();
+        let started = std::time::Instant::now();
+        let flushed = tokio::time::timeout(std::time::Duration::from_secs(10), conn.flush()).await;
+        let err = flushed.expect("the write stalls for the read timeout, not forever").unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        assert!(started.elapsed() >= timeout, "{:?}", started.elapsed());
+        // The connection failed with it.
+        assert!(conn.next_event().await.unwrap_err().is_timeout());
+    });
+    done.send(()).unwrap();
+    server.join().unwrap();
+}
+
 #[test]
 fn a_pooled_connection_the_server_closed_is_never_handed_out() {
     let (addr, seen) = h1_server();

@@ -223,8 +223,8 @@ impl H1 {
         if self.sending != Some(id) {
             return Err(send_error(SendError::NoBody));
         }
-        // No bytes frame nothing (an empty chunk would end a chunked body), and may end a body
-        // whose announced length was sent whole.
+        // No bytes, no call: once a Content-Length body's last byte is sent the `Conn` takes
+        // no more, and the caller's closing call (`end` with nothing) only finishes it.
         if !data.is_empty() {
             self.conn.send_data(data, out).map_err(send_error)?;
         }
