@@ -350,8 +350,9 @@ pub struct Conn {
     /// request).
     received: u64,
     /// Client: bytes of the incomplete response head seen at the last look (more are new
-    /// bytes, which start a new wait).
-    head_seen: usize,
+    /// bytes, which start a new wait). A `u32` fits in the struct's padding: a server's
+    /// connection does not grow for it.
+    head_seen: u32,
     /// Client: the connection may carry requests after those in flight.
     reusable: bool,
     /// Client: the response being received turns the connection into a tunnel (a 101, a 2xx

@@ -199,8 +199,9 @@ impl Conn {
                 self.received = input.len() as u64;
                 // The read timeout is a wait for the next byte: new bytes of a head still
                 // incomplete start a new wait.
-                if input.len() > self.head_seen {
-                    self.head_seen = input.len();
+                let seen = u32::try_from(input.len()).unwrap_or(u32::MAX);
+                if seen > self.head_seen {
+                    self.head_seen = seen;
                     self.wait_since = None;
                 }
                 return (0, None);
