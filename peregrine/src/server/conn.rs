@@ -23,7 +23,7 @@ use crate::request::Peer;
 
 /// Starts serving one accepted connection among the worker's `connections`, until it closes.
 ///
-/// Plain TCP runs the HTTP/1.1 connection's future inline in its slot, so an idle plain
+/// Plain TCP runs the HTTP/1.1 connection's future inline in its entry, so an idle plain
 /// connection carries nothing more; a TLS connection's future runs the handshake first.
 pub(crate) fn start<H: Handler>(
     stream: TcpStream,

@@ -8,7 +8,7 @@
 //! they would a task's, so timeouts keep their precision and nothing waits on a sweep.
 //!
 //! Every connection runs here, whatever the listener or the configuration: plain HTTP/1.1 (and
-//! the HTTP/2 it may become) inline in its slot, a PROXY-protocol or TLS connection's set-up
+//! the HTTP/2 it may become) inline in its entry, a PROXY-protocol or TLS connection's set-up
 //! boxed. A connection whose poll panics (a bug: handlers' panics are caught and answered) is
 //! dropped alone, as a task of its own would be.
 
@@ -27,7 +27,7 @@ use crate::handler::Handler;
 /// tasks (the accept loops, tasks handlers spawn) and the reactor run.
 const ROUNDS: usize = 4;
 
-/// A connection's future. Each lives in its own boxed slot, so the plain one is inline there.
+/// A connection's future. Each lives in its own boxed entry, so the plain one is inline there.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Conn<H: Handler> {
     /// Plain TCP: the HTTP/1.1 connection, inline.
@@ -45,7 +45,7 @@ impl<H: Handler> Conn<H> {
     }
 }
 
-/// One slot: the connection and its waker.
+/// One entry: the connection and its waker.
 struct Entry<H: Handler> {
     conn: Conn<H>,
     wake: Arc<ConnWaker>,
@@ -59,8 +59,8 @@ pub(crate) struct Connections<H: Handler> {
 }
 
 struct State<H: Handler> {
-    /// Boxed: a connection's state is allocated once, as a task's would be, and a slot moves
-    /// nothing when the table grows.
+    /// Boxed: a connection's state is allocated once, as a task's would be, and an entry
+    /// moves nothing when the table grows.
     entries: Vec<Option<Box<Entry<H>>>>,
     free: Vec<u32>,
     /// The indices taken from the queue, being served.
@@ -193,7 +193,7 @@ impl<H: Handler> Connections<H> {
                     }
                 };
                 if done {
-                    // Dropped here: its socket closes, its slot is released.
+                    // Dropped here: its socket closes, its idle-table entry is released.
                     state.entries[index] = None;
                     state.free.push(index as u32);
                 }

@@ -1,5 +1,5 @@
-//! A worker's connections as slots: each open connection holds one; the ones waiting between
-//! requests are linked in the order they went idle, so the longest-idle one is found at once
+//! A worker's idle table: an entry per open connection; the ones waiting between requests are
+//! linked in the order they went idle, so the longest-idle one is found at once
 //! when the connection limit is reached, and every waiting one is woken when a drain begins.
 //!
 //! Each wait between requests used to register with a `Notify` (a lock and a list insert,
@@ -8,11 +8,11 @@
 
 use std::task::Waker;
 
-/// No slot.
+/// No entry.
 const NIL: u32 = u32::MAX;
 
 #[derive(Debug)]
-struct Slot {
+struct IdleEntry {
     /// The connection's waker while it waits (between requests, or inside a head).
     waker: Option<Waker>,
     /// Neighbours in the idle list (older, newer).
@@ -26,10 +26,10 @@ struct Slot {
     used: bool,
 }
 
-/// The slots of one worker's connections.
+/// The idle table of one worker: an entry per open connection.
 #[derive(Debug)]
-pub(crate) struct Slots {
-    slots: Vec<Slot>,
+pub(crate) struct IdleTable {
+    entries: Vec<IdleEntry>,
     free: Vec<u32>,
     /// The longest-idle connection, and the most recently idle one.
     oldest: u32,
@@ -37,69 +37,69 @@ pub(crate) struct Slots {
     idle: usize,
 }
 
-impl Default for Slots {
+impl Default for IdleTable {
     fn default() -> Self {
-        Slots { slots: Vec::new(), free: Vec::new(), oldest: NIL, newest: NIL, idle: 0 }
+        IdleTable { entries: Vec::new(), free: Vec::new(), oldest: NIL, newest: NIL, idle: 0 }
     }
 }
 
-impl Slots {
-    /// A slot for a new connection.
+impl IdleTable {
+    /// An entry for a new connection: its index.
     pub(crate) fn take(&mut self) -> u32 {
         let fresh =
-            Slot { waker: None, prev: NIL, next: NIL, idle: false, evict: false, used: true };
-        // Free indices past the end were dropped with the slots they named.
+            IdleEntry { waker: None, prev: NIL, next: NIL, idle: false, evict: false, used: true };
+        // Free indices past the end were dropped with the entries they named.
         while let Some(i) = self.free.pop() {
-            if let Some(slot) = self.slots.get_mut(i as usize) {
-                *slot = fresh;
+            if let Some(entry) = self.entries.get_mut(i as usize) {
+                *entry = fresh;
                 return i;
             }
         }
-        self.slots.push(fresh);
-        (self.slots.len() - 1) as u32
+        self.entries.push(fresh);
+        (self.entries.len() - 1) as u32
     }
 
-    /// Gives back the slot of a closed connection.
+    /// Gives back the entry of a closed connection.
     pub(crate) fn put(&mut self, i: u32) {
         self.busy(i);
-        let Some(slot) = self.slots.get_mut(i as usize) else { return };
-        slot.waker = None;
-        slot.used = false;
+        let Some(entry) = self.entries.get_mut(i as usize) else { return };
+        entry.waker = None;
+        entry.used = false;
         self.free.push(i);
-        // Unused slots at the end go, and after a burst of connections the memory they held
+        // Unused entries at the end go, and after a burst of connections the memory they held
         // (a quarter used: halve the capacity; amortised, as a vector grows).
-        while self.slots.last().is_some_and(|s| !s.used) {
-            self.slots.pop();
+        while self.entries.last().is_some_and(|s| !s.used) {
+            self.entries.pop();
         }
-        if self.slots.capacity() > 64 && self.slots.len() < self.slots.capacity() / 4 {
-            let len = self.slots.len();
-            self.slots.shrink_to(len * 2);
+        if self.entries.capacity() > 64 && self.entries.len() < self.entries.capacity() / 4 {
+            let len = self.entries.len();
+            self.entries.shrink_to(len * 2);
             self.free.retain(|&i| (i as usize) < len);
             self.free.shrink_to(self.free.len() * 2);
         }
     }
 
-    /// Registers the waker of connection `i`, waiting (see [`Slots::idle`]).
+    /// Registers the waker of connection `i`, waiting (see [`IdleTable::idle`]).
     #[inline]
     pub(crate) fn watch(&mut self, i: u32, waker: &Waker) {
-        if let Some(slot) = self.slots.get_mut(i as usize) {
-            match &slot.waker {
+        if let Some(entry) = self.entries.get_mut(i as usize) {
+            match &entry.waker {
                 Some(w) if w.will_wake(waker) => {}
-                _ => slot.waker = Some(waker.clone()),
+                _ => entry.waker = Some(waker.clone()),
             }
         }
     }
 
     /// Connection `i` waits for its next request: it joins the idle list as the newest.
     pub(crate) fn idle(&mut self, i: u32) {
-        let Some(slot) = self.slots.get_mut(i as usize) else { return };
-        if slot.idle || slot.evict {
+        let Some(entry) = self.entries.get_mut(i as usize) else { return };
+        if entry.idle || entry.evict {
             return;
         }
-        slot.idle = true;
-        slot.prev = self.newest;
-        slot.next = NIL;
-        match self.slots.get_mut(self.newest as usize) {
+        entry.idle = true;
+        entry.prev = self.newest;
+        entry.next = NIL;
+        match self.entries.get_mut(self.newest as usize) {
             Some(newest) => newest.next = i,
             None => self.oldest = i,
         }
@@ -110,17 +110,17 @@ impl Slots {
     /// Connection `i` has a request to serve: it leaves the idle list.
     #[inline]
     pub(crate) fn busy(&mut self, i: u32) {
-        let Some(slot) = self.slots.get_mut(i as usize) else { return };
-        if !slot.idle {
+        let Some(entry) = self.entries.get_mut(i as usize) else { return };
+        if !entry.idle {
             return;
         }
-        slot.idle = false;
-        let (prev, next) = (slot.prev, slot.next);
-        match self.slots.get_mut(prev as usize) {
+        entry.idle = false;
+        let (prev, next) = (entry.prev, entry.next);
+        match self.entries.get_mut(prev as usize) {
             Some(p) => p.next = next,
             None => self.oldest = next,
         }
-        match self.slots.get_mut(next as usize) {
+        match self.entries.get_mut(next as usize) {
             Some(n) => n.prev = prev,
             None => self.newest = prev,
         }
@@ -139,9 +139,9 @@ impl Slots {
             return false;
         }
         self.busy(i);
-        let slot = &mut self.slots[i as usize];
-        slot.evict = true;
-        if let Some(w) = slot.waker.take() {
+        let entry = &mut self.entries[i as usize];
+        entry.evict = true;
+        if let Some(w) = entry.waker.take() {
             w.wake();
         }
         true
@@ -150,12 +150,12 @@ impl Slots {
     /// Whether connection `i` was chosen to be closed.
     #[inline]
     pub(crate) fn evicted(&self, i: u32) -> bool {
-        self.slots.get(i as usize).is_some_and(|s| s.evict)
+        self.entries.get(i as usize).is_some_and(|s| s.evict)
     }
 
     /// The wakers of every waiting connection (to wake them all at once).
     pub(crate) fn take_wakers(&mut self) -> Vec<Waker> {
-        self.slots.iter_mut().filter_map(|s| s.waker.take()).collect()
+        self.entries.iter_mut().filter_map(|s| s.waker.take()).collect()
     }
 }
 
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn the_longest_idle_connection_is_evicted_first() {
-        let mut s = Slots::default();
+        let mut s = IdleTable::default();
         let [a, b, c] = [s.take(), s.take(), s.take()];
         s.idle(a);
         s.idle(b);
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn busy_and_closed_connections_are_never_evicted() {
-        let mut s = Slots::default();
+        let mut s = IdleTable::default();
         let [a, b] = [s.take(), s.take()];
         s.idle(a);
         s.idle(b);
@@ -194,20 +194,20 @@ mod tests {
         s.put(b);
         assert_eq!(s.idle_count(), 0);
         assert!(!s.evict_oldest());
-        // A reused slot starts clean.
+        // A reused entry starts clean.
         let c = s.take();
         assert_eq!(c, b);
         assert!(!s.evicted(c));
     }
 
     #[test]
-    fn slots_shrink_after_a_burst() {
-        let mut s = Slots::default();
+    fn entries_shrink_after_a_burst() {
+        let mut s = IdleTable::default();
         let taken: Vec<u32> = (0..5000).map(|_| s.take()).collect();
         for &i in &taken[10..] {
             s.put(i);
         }
-        assert!(s.slots.len() < 5000, "{} slots kept", s.slots.len());
+        assert!(s.entries.len() < 5000, "{} entries kept", s.entries.len());
         for &i in &taken[..10] {
             s.idle(i);
         }

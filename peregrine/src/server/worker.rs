@@ -1,5 +1,6 @@
 //! What every connection of one worker shares: the config, the buffer pool, the connection
-//! count and the drain state; and the slot each connection holds while it is open.
+//! count and the drain state; and the entry each connection holds in the idle table while it is
+//! open.
 //!
 //! At the connection limit a new connection is admitted by closing the longest-idle
 //! keep-alive connection, of this worker or, when this one has none idle, of another (which
@@ -20,7 +21,7 @@ use super::config::Config;
 use super::fixed::Fixed;
 use super::h1::fixed_run::Repeats;
 use super::h1::template::HeadTemplate;
-use super::idle::Slots;
+use super::idle::IdleTable;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
@@ -92,8 +93,8 @@ pub(crate) struct Worker {
     stopping: Cell<bool>,
     /// Wakes the accept loops when accepting stops.
     stop_notify: Notify,
-    /// The connections' slots, the idle ones in idle order (see [`Slots`]).
-    slots: RefCell<Slots>,
+    /// The connections' entries, the idle ones in idle order (see [`IdleTable`]).
+    idle_table: RefCell<IdleTable>,
     /// Wakes the worker when its last connection closes during a drain.
     idle_notify: Notify,
 }
@@ -134,7 +135,7 @@ impl Worker {
             draining: Cell::new(false),
             stopping: Cell::new(false),
             stop_notify: Notify::new(),
-            slots: RefCell::default(),
+            idle_table: RefCell::default(),
             idle_notify: Notify::new(),
         }
     }
@@ -172,7 +173,7 @@ impl Worker {
     /// process, then no new streams): every connection waiting is woken to look.
     pub(crate) fn begin_drain(&self) {
         self.draining.set(true);
-        let wakers = self.slots.borrow_mut().take_wakers();
+        let wakers = self.idle_table.borrow_mut().take_wakers();
         wakers.into_iter().for_each(Waker::wake);
     }
 
@@ -182,22 +183,22 @@ impl Worker {
         self.draining.set(true);
         self.stopping.set(true);
         self.stop_notify.notify_waiters();
-        let wakers = self.slots.borrow_mut().take_wakers();
+        let wakers = self.idle_table.borrow_mut().take_wakers();
         wakers.into_iter().for_each(Waker::wake);
     }
 
-    /// Registers the waker of connection `slot` while it waits, to be woken when accepting
+    /// Registers the waker of connection `index` while it waits, to be woken when accepting
     /// stops or when it is chosen to close. Call [`Worker::stopping`] first.
     #[inline]
-    pub(crate) fn watch(&self, slot: u32, waker: &Waker) {
-        self.slots.borrow_mut().watch(slot, waker);
+    pub(crate) fn watch(&self, index: u32, waker: &Waker) {
+        self.idle_table.borrow_mut().watch(index, waker);
     }
 
-    /// Connection `slot` waits for its next request (it may be closed to admit another).
-    pub(crate) fn go_idle(&self, slot: u32) {
-        let mut slots = self.slots.borrow_mut();
-        slots.idle(slot);
-        self.publish_idle(slots.idle_count());
+    /// Connection `index` waits for its next request (it may be closed to admit another).
+    pub(crate) fn go_idle(&self, index: u32) {
+        let mut table = self.idle_table.borrow_mut();
+        table.idle(index);
+        self.publish_idle(table.idle_count());
     }
 
     /// Publishes this worker's idle count for the others' `make_room`: a plain store (the
@@ -207,30 +208,30 @@ impl Worker {
         self.load.workers[self.index].idle.store(idle, Ordering::Relaxed);
     }
 
-    /// Connection `slot` has a request again (after [`Worker::go_idle`]).
-    pub(crate) fn go_busy(&self, slot: u32) {
-        let mut slots = self.slots.borrow_mut();
-        let before = slots.idle_count();
-        slots.busy(slot);
-        if slots.idle_count() < before {
-            self.publish_idle(slots.idle_count());
+    /// Connection `index` has a request again (after [`Worker::go_idle`]).
+    pub(crate) fn go_busy(&self, index: u32) {
+        let mut table = self.idle_table.borrow_mut();
+        let before = table.idle_count();
+        table.busy(index);
+        if table.idle_count() < before {
+            self.publish_idle(table.idle_count());
         }
     }
 
-    /// Whether connection `slot` was chosen to close to admit a new one.
+    /// Whether connection `index` was chosen to close to admit a new one.
     #[inline]
-    pub(crate) fn evicted(&self, slot: u32) -> bool {
-        self.slots.borrow().evicted(slot)
+    pub(crate) fn evicted(&self, index: u32) -> bool {
+        self.idle_table.borrow().evicted(index)
     }
 
     /// Closes up to `n` of this worker's longest-idle connections; how many it closed.
     pub(crate) fn evict(&self, n: usize) -> usize {
         let mut done = 0;
-        while done < n && self.slots.borrow_mut().evict_oldest() {
+        while done < n && self.idle_table.borrow_mut().evict_oldest() {
             done += 1;
         }
         if done > 0 {
-            self.publish_idle(self.slots.borrow().idle_count());
+            self.publish_idle(self.idle_table.borrow().idle_count());
         }
         done
     }
@@ -315,17 +316,18 @@ impl Worker {
     }
 }
 
-/// Releases a connection's slot and count when the connection's task ends, however it ends.
+/// Releases a connection's idle-table entry and count when the connection's task ends, however
+/// it ends.
 pub(crate) struct Admitted {
     pub(crate) worker: Rc<Worker>,
-    /// The connection's slot (see [`Worker::watch`]).
+    /// The connection's index in the idle table (see [`Worker::watch`]).
     pub(crate) idle: u32,
 }
 
 impl Admitted {
-    /// Takes a slot for a new connection of `worker` (already counted by `admit`).
+    /// Takes an idle-table entry for a new connection of `worker` (already counted by `admit`).
     pub(crate) fn new(worker: Rc<Worker>) -> Admitted {
-        let idle = worker.slots.borrow_mut().take();
+        let idle = worker.idle_table.borrow_mut().take();
         Admitted { worker, idle }
     }
 }
@@ -333,7 +335,7 @@ impl Admitted {
 impl Drop for Admitted {
     fn drop(&mut self) {
         self.worker.go_busy(self.idle);
-        self.worker.slots.borrow_mut().put(self.idle);
+        self.worker.idle_table.borrow_mut().put(self.idle);
         self.worker.release();
     }
 }

@@ -212,7 +212,7 @@ pub(crate) struct H1Conn<H: Handler> {
     log: Option<Box<LogState>>,
     /// The client: the TCP peer, or whom the balancer's PROXY header named.
     peer: Peer,
-    /// This connection's slot in the worker; released when the connection ends.
+    /// This connection's idle-table entry in the worker; released when the connection ends.
     admitted: Admitted,
 }
 
