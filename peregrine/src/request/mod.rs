@@ -5,7 +5,7 @@
 //! header section as `u16` offsets. Reading a header walks the section's field lines (the
 //! parser validated them: each `name: value` CRLF) and compares names case-insensitively;
 //! nothing is copied or allocated per request. A request is then about 150 bytes, whatever its
-//! field count: it is moved into the handler's future and that future into its slot, and each
+//! field count: it is moved into the handler's future and that future into its box, and each
 //! move of the 376 bytes it had with a span per field was a `memcpy` on every request.
 
 pub(crate) mod params;

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::connections::{Conn, Connections};
 use super::proxy::{ProxyProtocol, ReadError, read_header};
-use super::slots::Service;
+use super::service::Service;
 use super::worker::Admitted;
 use super::{h1, h2};
 use crate::handler::Handler;

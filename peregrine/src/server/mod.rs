@@ -37,9 +37,9 @@ mod metrics;
 mod ops;
 mod proxy;
 mod runtime;
+mod service;
 #[cfg(target_os = "linux")]
 mod shutdown;
-mod slots;
 mod trim;
 mod worker;
 

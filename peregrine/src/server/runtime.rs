@@ -19,8 +19,8 @@ use super::connections::Connections;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
+use super::service::Service;
 use super::shutdown::ShutdownSignal;
-use super::slots::Service;
 use super::worker::{Admitted, Load, Worker};
 use crate::handler::Handler;
 

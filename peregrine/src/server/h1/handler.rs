@@ -44,20 +44,20 @@ impl<H: Handler> H1Conn<H> {
             }
         }
         loop {
-            let polled = poll_handler(&mut running.slot, cx, |out| {
+            let polled = poll_handler(&mut running.future, cx, |out| {
                 let mut res = out.into_response();
                 self.finish(&mut res, has_body)
             });
             match polled {
                 Poll::Ready(Ok(next)) => {
-                    self.end_running(running.slot);
+                    self.end_running(running.future);
                     return Poll::Ready(next);
                 }
                 Poll::Ready(Err(Panicked)) => {
                     if let Some(body) = self.body.as_ref().filter(|_| has_body) {
                         body.detach();
                     }
-                    self.end_running(running.slot);
+                    self.end_running(running.future);
                     let mut res =
                         error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
                     return Poll::Ready(self.answer_and_close(&mut res));
@@ -79,7 +79,7 @@ impl<H: Handler> H1Conn<H> {
                     body.fail(BodyErrorKind::TimedOut);
                     body.detach();
                 }
-                self.end_running(running.slot);
+                self.end_running(running.future);
                 let mut res = error_response(StatusCode::REQUEST_TIMEOUT, "body too slow");
                 return Poll::Ready(self.answer_and_close(&mut res));
             }
@@ -88,9 +88,9 @@ impl<H: Handler> H1Conn<H> {
         }
     }
 
-    /// The handler's slot goes back to the pool.
-    fn end_running(&mut self, slot: crate::server::slots::Slot<H::Future>) {
-        self.service.put(slot);
+    /// The handler's box goes back to the pool.
+    fn end_running(&mut self, future: crate::server::service::HandlerBox<H::Future>) {
+        self.service.put(future);
         if let Some(metrics) = &self.worker.metrics {
             metrics.request_finished();
         }

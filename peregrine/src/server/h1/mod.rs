@@ -17,7 +17,7 @@
 //! Requests are handled one at a time in arrival order (RFC 9112 §9.3.2). Their responses
 //! collect in one write buffer that is written when no complete request is left in the read
 //! buffer (or it passes [`FLUSH_AT`]), so a pipelined batch read at once is answered with one
-//! write. The handler's future is polled in place (a slot from the worker's pool), so a request
+//! write. The handler's future is polled in place (in a box from the worker's pool), so a request
 //! allocates nothing. While it waits for the next request the connection hands its empty buffers
 //! back to the worker's pool, so an idle connection holds only its task and socket (the first
 //! 64 connections of a worker keep theirs: `BufPool::hold`). Every read and write goes through
@@ -44,7 +44,7 @@ use tokio::time::Instant;
 
 use super::access_log::LogState;
 use super::h2::Upgraded;
-use super::slots::{Service, Slot};
+use super::service::{HandlerBox, Service};
 use super::worker::{Admitted, Worker};
 use crate::date::ImfFixdate;
 use crate::handler::Handler;
@@ -116,7 +116,7 @@ enum Phase {
 
 /// A request whose handler runs.
 struct Running<F> {
-    slot: Slot<F>,
+    future: HandlerBox<F>,
     /// The request has a body (its reader may wait for the socket).
     has_body: bool,
 }

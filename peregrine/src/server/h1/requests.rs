@@ -278,7 +278,7 @@ impl<H: Handler> H1Conn<H> {
         if let Some(metrics) = &self.worker.metrics {
             metrics.request_started();
         }
-        self.running = Some(Running { slot: self.service.call(req), has_body });
+        self.running = Some(Running { future: self.service.call(req), has_body });
         Step::Run
     }
 

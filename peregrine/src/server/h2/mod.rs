@@ -28,7 +28,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, Sleep};
 
 use super::call::{Panicked, poll_handler};
-use super::slots::Service;
+use super::service::Service;
 use super::worker::{Admitted, Worker};
 use crate::body::{Body, BodyErrorKind};
 use crate::date::ImfFixdate;
@@ -523,10 +523,10 @@ impl<H: Handler> H2Conn<H> {
             let _ = self.conn().send_informational(stream, 100, std::iter::empty());
         }
         let t = &mut self.tasks.slots[i];
-        if let Some(slot) = &mut t.handler {
+        if let Some(handler) = &mut t.handler {
             let waker = t.waker.clone();
             let mut cx = Context::from_waker(&waker);
-            match poll_handler(slot, &mut cx, |out| out.into_response()) {
+            match poll_handler(handler, &mut cx, |out| out.into_response()) {
                 Poll::Pending => {
                     if t.cont && self.bodies.wants(i) {
                         // The 100 goes out on the next turn.
@@ -535,8 +535,8 @@ impl<H: Handler> H2Conn<H> {
                     return;
                 }
                 Poll::Ready(result) => {
-                    if let Some(slot) = t.handler.take() {
-                        self.service.put(slot);
+                    if let Some(handler) = t.handler.take() {
+                        self.service.put(handler);
                     }
                     let response = result.unwrap_or_else(|Panicked| respond::internal_error());
                     self.respond(index, response);
@@ -678,8 +678,8 @@ impl<H: Handler> H2Conn<H> {
     fn cancel(&mut self, index: u16) {
         let i = usize::from(index);
         let t = &mut self.tasks.slots[i];
-        if let Some(slot) = t.handler.take() {
-            self.service.put(slot);
+        if let Some(handler) = t.handler.take() {
+            self.service.put(handler);
         }
         if t.body_open {
             t.body_open = false;

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use crate::body::Body;
 use crate::http2::StreamId;
 use crate::server::access_log::LogState;
-use crate::server::slots::Slot;
+use crate::server::service::HandlerBox;
 
 /// Which task slots have a handler or a response body to poll, and the connection's waker.
 #[derive(Debug, Default)]
@@ -108,7 +108,7 @@ pub(super) struct Task<F> {
     pub(super) stream: StreamId,
     pub(super) live: bool,
     /// The handler, until it returns the response.
-    pub(super) handler: Option<Slot<F>>,
+    pub(super) handler: Option<HandlerBox<F>>,
     /// The request body's slot in `Bodies` is open.
     pub(super) body_open: bool,
     /// The request asked `Expect: 100-continue` and the 100 is not sent yet.

@@ -1,4 +1,5 @@
-//! Reusable storage for handler futures, so an idle connection does not carry one.
+//! The handler of one worker's connections ([`Service`]) and the reusable boxes its futures run
+//! in ([`HandlerBox`]), so an idle connection does not carry one.
 //!
 //! A handler's future (which holds its [`Request`](crate::Request), a few hundred bytes) used
 //! to live inside the connection's future, whose size is that of its largest state: every
@@ -15,13 +16,13 @@ use crate::handler::Handler;
 /// Boxes kept per worker; more are freed.
 const POOL_MAX: usize = 64;
 
-/// One handler future's storage: `None` between requests.
-pub(crate) type Slot<F> = Pin<Box<Option<F>>>;
+/// One handler future's box: `None` between requests.
+pub(crate) type HandlerBox<F> = Pin<Box<Option<F>>>;
 
-/// The handler and its pool of future slots, shared by one worker's connections.
+/// The handler and its pool of future boxes, shared by one worker's connections.
 pub(crate) struct Service<H: Handler> {
     pub(crate) handler: H,
-    free: RefCell<Vec<Slot<H::Future>>>,
+    free: RefCell<Vec<HandlerBox<H::Future>>>,
 }
 
 impl<H: Handler> Service<H> {
@@ -29,25 +30,25 @@ impl<H: Handler> Service<H> {
         Service { handler, free: RefCell::new(Vec::new()) }
     }
 
-    /// Starts the handler on `req` in a slot from the pool (a new one when the pool is empty).
+    /// Starts the handler on `req` in a box from the pool (a new one when the pool is empty).
     #[inline(always)]
-    pub(crate) fn call(&self, req: crate::Request) -> Slot<H::Future> {
+    pub(crate) fn call(&self, req: crate::Request) -> HandlerBox<H::Future> {
         let fut = self.handler.call(req);
         match self.free.borrow_mut().pop() {
-            Some(mut slot) => {
-                slot.as_mut().set(Some(fut));
-                slot
+            Some(mut boxed) => {
+                boxed.as_mut().set(Some(fut));
+                boxed
             }
             None => Box::pin(Some(fut)),
         }
     }
 
-    /// Drops the future in its slot and keeps the slot for the next request.
-    pub(crate) fn put(&self, mut slot: Slot<H::Future>) {
-        slot.as_mut().set(None);
+    /// Drops the future in its box and keeps the box for the next request.
+    pub(crate) fn put(&self, mut boxed: HandlerBox<H::Future>) {
+        boxed.as_mut().set(None);
         let mut free = self.free.borrow_mut();
         if free.len() < POOL_MAX {
-            free.push(slot);
+            free.push(boxed);
         }
     }
 }
