@@ -3,10 +3,10 @@
 //! takes is released to the peer's flow-control windows (RFC 9113 §6.9) — so a handler that
 //! reads slowly slows the client down instead of making the server buffer.
 //!
-//! One [`Bodies`] per connection, with a slot per stream task; a body's id is its slot's index
-//! and generation, so a handle kept after its stream ended reads an error, never another
-//! stream's bytes. The state sits behind a mutex because a `Body` is `Send`; only the worker's
-//! own thread takes it, so the lock is never contended.
+//! One [`Bodies`] per connection, with a [`StreamBody`] per stream task; a body's id is its task's
+//! index and the body's generation, so a handle kept after its stream ended reads an error, never
+//! another stream's bytes. The state sits behind a mutex because a `Body` is `Send`; only the
+//! worker's own thread takes it, so the lock is never contended.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
@@ -17,7 +17,7 @@ use http::HeaderMap;
 
 use crate::body::{BodyError, BodyErrorKind, Receive};
 
-/// Slot index bits of a body id; the rest is the slot's generation.
+/// Task index bits of a body id; the rest is the body's generation.
 const INDEX_BITS: u32 = 12;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 
@@ -29,15 +29,17 @@ pub(crate) struct Bodies {
 
 #[derive(Debug, Default)]
 struct State {
-    slots: Vec<Slot>,
-    /// Octets readers took, per slot, not yet released to the peer (the driver releases them).
+    bodies: Vec<StreamBody>,
+    /// Octets readers took, per task index, not yet released to the peer (the driver releases
+    /// them).
     taken: Vec<(u16, u32)>,
     /// The connection's waker, for readers in other tasks.
     driver: Option<Waker>,
 }
 
+/// The request body of the stream a task serves, as the connection delivers it.
 #[derive(Debug, Default)]
-struct Slot {
+struct StreamBody {
     generation: u32,
     /// The stream's body is being received (or waits in `queue`).
     open: bool,
@@ -61,24 +63,24 @@ impl Bodies {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Opens the body of the stream in slot `index`; returns its id.
+    /// Opens the body of the stream of task `index`; returns its id.
     pub(crate) fn open(&self, index: usize, content_length: Option<u64>) -> u32 {
         let mut st = self.lock();
-        if st.slots.len() <= index {
-            st.slots.resize_with(index + 1, Slot::default);
+        if st.bodies.len() <= index {
+            st.bodies.resize_with(index + 1, StreamBody::default);
         }
-        let slot = &mut st.slots[index];
-        slot.generation = slot.generation.wrapping_add(1) & (u32::MAX >> INDEX_BITS);
-        slot.open = true;
-        slot.queue.clear();
-        slot.ended = false;
-        slot.error = None;
-        slot.trailers = None;
-        slot.remaining = content_length;
-        slot.wants = false;
-        slot.reader = None;
-        slot.dropped = false;
-        (slot.generation << INDEX_BITS) | index as u32
+        let body = &mut st.bodies[index];
+        body.generation = body.generation.wrapping_add(1) & (u32::MAX >> INDEX_BITS);
+        body.open = true;
+        body.queue.clear();
+        body.ended = false;
+        body.error = None;
+        body.trailers = None;
+        body.remaining = content_length;
+        body.wants = false;
+        body.reader = None;
+        body.dropped = false;
+        (body.generation << INDEX_BITS) | index as u32
     }
 
     /// Registers the connection's waker, for readers in other tasks to wake it.
@@ -90,39 +92,39 @@ impl Bodies {
         }
     }
 
-    /// Body octets for slot `index`; false when nobody will read them (the handle was
+    /// Body octets for task `index`; false when nobody will read them (the handle was
     /// dropped, or the body already closed): the caller releases them to the peer at once.
     pub(crate) fn push(&self, index: usize, data: Bytes) -> bool {
         let mut st = self.lock();
-        let Some(slot) = st.slots.get_mut(index) else { return false };
-        if !slot.open || slot.dropped {
+        let Some(body) = st.bodies.get_mut(index) else { return false };
+        if !body.open || body.dropped {
             return false;
         }
-        if let Some(left) = &mut slot.remaining {
+        if let Some(left) = &mut body.remaining {
             *left = left.saturating_sub(data.len() as u64);
         }
-        slot.queue.push_back(data);
-        wake(slot);
+        body.queue.push_back(data);
+        wake(body);
         true
     }
 
     /// The peer ended the body, with its trailer fields if it sent any.
     pub(crate) fn end(&self, index: usize, trailers: Option<HeaderMap>) {
         let mut st = self.lock();
-        if let Some(slot) = st.slots.get_mut(index).filter(|s| s.open) {
-            slot.ended = true;
-            slot.remaining = Some(0);
-            slot.trailers = trailers;
-            wake(slot);
+        if let Some(body) = st.bodies.get_mut(index).filter(|s| s.open) {
+            body.ended = true;
+            body.remaining = Some(0);
+            body.trailers = trailers;
+            wake(body);
         }
     }
 
     /// The body failed (the stream was reset, the connection ended).
     pub(crate) fn fail(&self, index: usize, kind: BodyErrorKind) {
         let mut st = self.lock();
-        if let Some(slot) = st.slots.get_mut(index).filter(|s| s.open && !s.ended) {
-            slot.error = Some(kind);
-            wake(slot);
+        if let Some(body) = st.bodies.get_mut(index).filter(|s| s.open && !s.ended) {
+            body.error = Some(kind);
+            wake(body);
         }
     }
 
@@ -130,36 +132,36 @@ impl Bodies {
     /// it had not taken (to release) and whether the peer had ended the body.
     pub(crate) fn close(&self, index: usize) -> (u32, bool) {
         let mut st = self.lock();
-        let Some(slot) = st.slots.get_mut(index) else { return (0, true) };
-        slot.open = false;
-        slot.generation = slot.generation.wrapping_add(1) & (u32::MAX >> INDEX_BITS);
-        let unread: usize = slot.queue.drain(..).map(|b| b.len()).sum();
-        slot.reader = None;
-        slot.trailers = None;
-        (unread as u32, slot.ended || slot.error.is_some())
+        let Some(body) = st.bodies.get_mut(index) else { return (0, true) };
+        body.open = false;
+        body.generation = body.generation.wrapping_add(1) & (u32::MAX >> INDEX_BITS);
+        let unread: usize = body.queue.drain(..).map(|b| b.len()).sum();
+        body.reader = None;
+        body.trailers = None;
+        (unread as u32, body.ended || body.error.is_some())
     }
 
-    /// Whether the reader of slot `index` waits for bytes (for `100 Continue`).
+    /// Whether the reader of task `index` waits for bytes (for `100 Continue`).
     pub(crate) fn wants(&self, index: usize) -> bool {
-        self.lock().slots.get(index).is_some_and(|s| s.open && s.wants && s.queue.is_empty())
+        self.lock().bodies.get(index).is_some_and(|s| s.open && s.wants && s.queue.is_empty())
     }
 
-    /// Takes the octets readers consumed since the last call: (slot index, octets).
+    /// Takes the octets readers consumed since the last call: (task index, octets).
     pub(crate) fn take_released(&self, out: &mut Vec<(u16, u32)>) {
         let mut st = self.lock();
         out.append(&mut st.taken);
     }
 
-    fn slot_of(st: &mut State, id: u32) -> Option<&mut Slot> {
+    fn body_of(st: &mut State, id: u32) -> Option<&mut StreamBody> {
         let index = (id & INDEX_MASK) as usize;
-        st.slots.get_mut(index).filter(|s| s.open && s.generation == id >> INDEX_BITS)
+        st.bodies.get_mut(index).filter(|s| s.open && s.generation == id >> INDEX_BITS)
     }
 }
 
 /// Wakes a reader waiting in another task (the connection polls its own handlers anyway).
-fn wake(slot: &mut Slot) {
-    slot.wants = false;
-    if let Some(reader) = slot.reader.take() {
+fn wake(body: &mut StreamBody) {
+    body.wants = false;
+    if let Some(reader) = body.reader.take() {
         reader.wake();
     }
 }
@@ -167,15 +169,15 @@ fn wake(slot: &mut Slot) {
 impl Receive for Bodies {
     fn poll_chunk(&self, id: u32, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> {
         let mut guard = self.lock();
-        let State { slots, taken, driver } = &mut *guard;
+        let State { bodies, taken, driver } = &mut *guard;
         let index = (id & INDEX_MASK) as u16;
-        let Some(slot) = slots
+        let Some(body) = bodies
             .get_mut(usize::from(index))
             .filter(|s| s.open && s.generation == id >> INDEX_BITS)
         else {
             return Poll::Ready(Some(Err(BodyError::new(BodyErrorKind::Detached))));
         };
-        if let Some(chunk) = slot.queue.pop_front() {
+        if let Some(chunk) = body.queue.pop_front() {
             let n = chunk.len() as u32;
             match taken.last_mut() {
                 Some((i, total)) if *i == index => *total += n,
@@ -183,18 +185,18 @@ impl Receive for Bodies {
             }
             return Poll::Ready(Some(Ok(chunk)));
         }
-        if let Some(kind) = slot.error {
+        if let Some(kind) = body.error {
             return Poll::Ready(Some(Err(BodyError::new(kind))));
         }
-        if slot.ended {
+        if body.ended {
             return Poll::Ready(None);
         }
-        slot.wants = true;
+        body.wants = true;
         let is_driver = driver.as_ref().is_some_and(|d| d.will_wake(cx.waker()));
         if !is_driver {
-            match &slot.reader {
+            match &body.reader {
                 Some(w) if w.will_wake(cx.waker()) => {}
-                _ => slot.reader = Some(cx.waker().clone()),
+                _ => body.reader = Some(cx.waker().clone()),
             }
             // The connection may owe `100 Continue` now that the body is wanted.
             if let Some(driver) = driver {
@@ -206,29 +208,29 @@ impl Receive for Bodies {
 
     fn size_hint(&self, id: u32) -> Option<u64> {
         let mut st = self.lock();
-        let slot = Bodies::slot_of(&mut st, id)?;
-        let queued: u64 = slot.queue.iter().map(|b| b.len() as u64).sum();
-        slot.remaining.map(|n| n + queued)
+        let body = Bodies::body_of(&mut st, id)?;
+        let queued: u64 = body.queue.iter().map(|b| b.len() as u64).sum();
+        body.remaining.map(|n| n + queued)
     }
 
     fn take_trailers(&self, id: u32) -> Option<HeaderMap> {
         let mut st = self.lock();
-        let slot = Bodies::slot_of(&mut st, id)?;
-        if !slot.ended || !slot.queue.is_empty() {
+        let body = Bodies::body_of(&mut st, id)?;
+        if !body.ended || !body.queue.is_empty() {
             return None;
         }
-        slot.trailers.take()
+        body.trailers.take()
     }
 
     fn dropped(&self, id: u32) {
         let mut guard = self.lock();
         let st = &mut *guard;
         let index = (id & INDEX_MASK) as u16;
-        let Some(slot) = Bodies::slot_of(st, id) else { return };
-        slot.dropped = true;
-        slot.reader = None;
+        let Some(body) = Bodies::body_of(st, id) else { return };
+        body.dropped = true;
+        body.reader = None;
         // What was queued will never be read: give it back to the peer's windows.
-        let unread: usize = slot.queue.drain(..).map(|b| b.len()).sum();
+        let unread: usize = body.queue.drain(..).map(|b| b.len()).sum();
         if unread > 0 {
             st.taken.push((index, unread as u32));
         }
@@ -272,7 +274,7 @@ mod tests {
         assert!(bodies.push(0, Bytes::from_static(b"xy")));
         assert_eq!(bodies.close(0), (2, false));
         assert!(matches!(poll(&bodies, id), Poll::Ready(Some(Err(_)))));
-        // The slot's next stream gets a new id; the old handle still reads an error.
+        // The task's next stream gets a new id; the old handle still reads an error.
         let next = bodies.open(0, None);
         assert_ne!(next, id);
         assert!(matches!(poll(&bodies, id), Poll::Ready(Some(Err(_)))));

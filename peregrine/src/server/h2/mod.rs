@@ -3,7 +3,7 @@
 //!
 //! The connection is one task, written as a hand-made future: every poll reads what the
 //! socket has and feeds it to the state machine, starts a handler per new request stream,
-//! polls the handlers and response bodies that were woken (each task slot has its own waker,
+//! polls the handlers and response bodies that were woken (each task has its own waker,
 //! so a wake-up polls one stream, not all), releases the flow-control window of request body
 //! bytes the handlers consumed, sends what the windows allow, and writes the frames queued.
 //! Requests are views over a per-connection arena of head bytes, response heads are
@@ -160,7 +160,7 @@ struct H2Conn<H: Handler> {
     /// The other arena: when one fills, the other is reclaimed (its heads' requests are long
     /// done by then), so a steady stream of requests allocates no head memory.
     spare_arena: BytesMut,
-    /// Scratch: the task slots woken since the last poll.
+    /// Scratch: the tasks woken since the last poll.
     polled: Vec<u16>,
     /// Scratch: request body octets handlers consumed.
     released: Vec<(u16, u32)>,
@@ -366,7 +366,7 @@ impl<H: Handler> H2Conn<H> {
                                 Body::empty()
                             } else {
                                 let id = self.bodies.open(usize::from(index), content_length);
-                                self.tasks.slots[usize::from(index)].body_open = true;
+                                self.tasks.list[usize::from(index)].body_open = true;
                                 Body::incoming(self.bodies.clone(), id)
                             };
                             let request = Request::from_h2(&mut self.arena, head, body);
@@ -457,7 +457,7 @@ impl<H: Handler> H2Conn<H> {
         }
     }
 
-    /// Starts the handler of a new request stream in task slot `index`.
+    /// Starts the handler of a new request stream in task `index`.
     fn start_task(&mut self, index: u16, mut request: Request, is_head: bool, cont: bool) {
         request.remote_addr = Some(self.peer.clone());
         if self.tasks.live() == 1 {
@@ -466,7 +466,7 @@ impl<H: Handler> H2Conn<H> {
         }
         self.served += 1;
         let log = self.worker.access_log.is_some();
-        let t = &mut self.tasks.slots[usize::from(index)];
+        let t = &mut self.tasks.list[usize::from(index)];
         t.head = is_head;
         t.cont = cont;
         t.status = 0;
@@ -480,16 +480,16 @@ impl<H: Handler> H2Conn<H> {
         }
         // The health and metrics endpoints and the fixed answers answer `GET` and `HEAD`
         // without a body before any handler, as over HTTP/1.1.
-        let bodyless = !self.tasks.slots[usize::from(index)].body_open;
+        let bodyless = !self.tasks.list[usize::from(index)].body_open;
         let ops = self.worker.ops.as_deref().filter(|_| {
             bodyless && matches!(request.method(), crate::Method::Get | crate::Method::Head)
         });
         if let Some(response) = ops.and_then(|ops| ops.answer(request.path().as_bytes())) {
-            self.tasks.slots[usize::from(index)].handler = None;
+            self.tasks.list[usize::from(index)].handler = None;
             self.respond(index, response);
             return;
         }
-        let t = &mut self.tasks.slots[usize::from(index)];
+        let t = &mut self.tasks.list[usize::from(index)];
         t.handler = Some(self.service.call(request));
         self.ready.push(index);
     }
@@ -515,14 +515,14 @@ impl<H: Handler> H2Conn<H> {
     /// Polls task `index`: its handler until it answers, then its response body.
     fn run(&mut self, index: u16) {
         let i = usize::from(index);
-        let Some(t) = self.tasks.slots.get_mut(i).filter(|t| t.live) else { return };
+        let Some(t) = self.tasks.list.get_mut(i).filter(|t| t.live) else { return };
         // `100 Continue` when the handler first wants the body (RFC 9110 §10.1.1).
         if t.cont && self.bodies.wants(i) {
             t.cont = false;
             let stream = t.stream;
             let _ = self.conn().send_informational(stream, 100, std::iter::empty());
         }
-        let t = &mut self.tasks.slots[i];
+        let t = &mut self.tasks.list[i];
         if let Some(handler) = &mut t.handler {
             let waker = t.waker.clone();
             let mut cx = Context::from_waker(&waker);
@@ -551,7 +551,7 @@ impl<H: Handler> H2Conn<H> {
         let i = usize::from(index);
         let date = *self.date.get_or_insert_with(crate::server::clock::date);
         let conn = self.conn.as_mut().expect("connection state");
-        let t = &mut self.tasks.slots[i];
+        let t = &mut self.tasks.list[i];
         let out =
             respond::send_head(conn, t.stream, &mut response, t.head, &date, &mut self.head_cache);
         t.status = response.status().as_u16();
@@ -576,8 +576,8 @@ impl<H: Handler> H2Conn<H> {
     /// Sends what the windows allow of every response body waiting to go.
     fn send_bodies(&mut self) -> bool {
         let mut any = false;
-        for index in 0..self.tasks.slots.len() as u16 {
-            let t = &self.tasks.slots[usize::from(index)];
+        for index in 0..self.tasks.list.len() as u16 {
+            let t = &self.tasks.list[usize::from(index)];
             if t.live && t.handler.is_none() && !matches!(t.out, Out::None) {
                 any |= self.send_body(index);
             }
@@ -589,7 +589,7 @@ impl<H: Handler> H2Conn<H> {
     fn send_body(&mut self, index: u16) -> bool {
         let i = usize::from(index);
         let conn = self.conn.as_mut().expect("connection state");
-        let t = &mut self.tasks.slots[i];
+        let t = &mut self.tasks.list[i];
         // Nothing to send: the handler runs, or the response is complete (a drained body).
         if !t.live || t.handler.is_some() || matches!(t.out, Out::None) {
             return false;
@@ -633,7 +633,7 @@ impl<H: Handler> H2Conn<H> {
     /// NO_ERROR, which asks the client to stop sending (§8.1).
     fn complete(&mut self, index: u16) {
         let i = usize::from(index);
-        let t = &mut self.tasks.slots[i];
+        let t = &mut self.tasks.list[i];
         let stream = t.stream;
         if let (Some(log), Some(state)) = (&self.worker.access_log, &mut t.log) {
             state.emit(log, self.peer.addr());
@@ -659,7 +659,7 @@ impl<H: Handler> H2Conn<H> {
     /// Request body octets arrived for a stream whose response is complete: released and
     /// dropped. True when the stream is done with (ended, or reset for draining too much).
     fn drained(&mut self, index: u16, len: usize, end_stream: bool) -> bool {
-        let t = &mut self.tasks.slots[usize::from(index)];
+        let t = &mut self.tasks.list[usize::from(index)];
         let Some((_, drained)) = &mut t.drain else { return false };
         *drained += len as u64;
         let over = *drained > self.worker.config.max_drain_bytes;
@@ -677,7 +677,7 @@ impl<H: Handler> H2Conn<H> {
     /// Task `index` ends without completing its response (reset by the peer, or by us).
     fn cancel(&mut self, index: u16) {
         let i = usize::from(index);
-        let t = &mut self.tasks.slots[i];
+        let t = &mut self.tasks.list[i];
         if let Some(handler) = t.handler.take() {
             self.service.put(handler);
         }
@@ -708,7 +708,7 @@ impl<H: Handler> H2Conn<H> {
         let mut released = std::mem::take(&mut self.released);
         self.bodies.take_released(&mut released);
         for &(index, n) in &released {
-            if let Some(t) = self.tasks.slots.get(usize::from(index)).filter(|t| t.live) {
+            if let Some(t) = self.tasks.list.get(usize::from(index)).filter(|t| t.live) {
                 let stream = t.stream;
                 self.conn().release_capacity(stream, n as usize);
             }
@@ -769,7 +769,7 @@ impl<H: Handler> H2Conn<H> {
         // window) is reset.
         let stall_deadline = self
             .tasks
-            .slots
+            .list
             .iter()
             .filter(|t| t.live)
             .filter_map(|t| t.stalled_since)
@@ -778,7 +778,7 @@ impl<H: Handler> H2Conn<H> {
         // A drained request body must end within the head timeout of its response.
         let drain_deadline = self
             .tasks
-            .slots
+            .list
             .iter()
             .filter(|t| t.live)
             .filter_map(|t| t.drain.map(|(since, _)| since + config.header_read_timeout))
@@ -847,16 +847,16 @@ impl<H: Handler> H2Conn<H> {
         if passed(stall_deadline) {
             let (limit, drain_limit) =
                 (self.worker.config.write_timeout, self.worker.config.header_read_timeout);
-            let stale: Vec<u16> = (0..self.tasks.slots.len() as u16)
+            let stale: Vec<u16> = (0..self.tasks.list.len() as u16)
                 .filter(|&i| {
-                    let t = &self.tasks.slots[usize::from(i)];
+                    let t = &self.tasks.list[usize::from(i)];
                     t.live
                         && (t.stalled_since.is_some_and(|s| s + limit <= now)
                             || t.drain.is_some_and(|(s, _)| s + drain_limit <= now))
                 })
                 .collect();
             for index in stale {
-                let stream = self.tasks.slots[usize::from(index)].stream;
+                let stream = self.tasks.list[usize::from(index)].stream;
                 self.conn().reset(stream, Reason::CANCEL);
                 self.cancel(index);
             }
@@ -871,8 +871,8 @@ impl<H: Handler> H2Conn<H> {
     /// mid-response kept its streams until the stall timeout. True when one was reset.
     fn cancel_hopeless(&mut self) -> bool {
         let mut any = false;
-        for index in 0..self.tasks.slots.len() as u16 {
-            let t = &self.tasks.slots[usize::from(index)];
+        for index in 0..self.tasks.list.len() as u16 {
+            let t = &self.tasks.list[usize::from(index)];
             if t.live && (t.stalled_since.is_some() || t.drain.is_some()) {
                 let stream = t.stream;
                 self.conn().reset(stream, Reason::CANCEL);
@@ -910,8 +910,8 @@ impl<H: Handler> H2Conn<H> {
 
     /// The connection is over: handlers still running are dropped, the write side is shut.
     fn finish(&mut self) {
-        for index in 0..self.tasks.slots.len() as u16 {
-            if self.tasks.slots[usize::from(index)].live {
+        for index in 0..self.tasks.list.len() as u16 {
+            if self.tasks.list[usize::from(index)].live {
                 self.cancel(index);
             }
         }

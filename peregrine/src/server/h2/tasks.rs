@@ -1,7 +1,7 @@
 //! The streams an HTTP/2 connection serves, as tasks: per stream, the handler's future and the
 //! response being sent; and the ready queue that says which handlers to poll.
 //!
-//! Each task slot has a waker of its own (made once per slot, reused by every stream the slot
+//! Each task has a waker of its own (made once per task index, reused by every stream the task
 //! serves), so a wake-up polls only the handler that asked, not all of them, and a steady
 //! stream of requests allocates nothing for wakers.
 
@@ -16,7 +16,7 @@ use crate::http2::StreamId;
 use crate::server::access_log::LogState;
 use crate::server::service::HandlerBox;
 
-/// Which task slots have a handler or a response body to poll, and the connection's waker.
+/// Which tasks have a handler or a response body to poll, and the connection's waker.
 #[derive(Debug, Default)]
 pub(super) struct ReadyQueue {
     inner: Mutex<Ready>,
@@ -39,7 +39,7 @@ impl ReadyQueue {
         }
     }
 
-    /// Queues slot `index` to be polled (once, however often it is woken).
+    /// Queues task `index` to be polled (once, however often it is woken).
     pub(super) fn push(&self, index: u16) {
         let mut r = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let i = usize::from(index);
@@ -52,7 +52,7 @@ impl ReadyQueue {
         }
     }
 
-    /// Moves the queued slots into `out` (emptied first), clearing their marks.
+    /// Moves the queued task indices into `out` (emptied first), clearing their marks.
     pub(super) fn take(&self, out: &mut Vec<u16>) {
         out.clear();
         let mut r = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -74,13 +74,13 @@ impl ReadyQueue {
     }
 }
 
-/// The waker of one task slot: wakes the connection with that slot queued.
-struct SlotWaker {
+/// The waker of one task: wakes the connection with that task queued.
+struct TaskWaker {
     ready: Arc<ReadyQueue>,
     index: u16,
 }
 
-impl Wake for SlotWaker {
+impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
         self.ready.wake(self.index);
     }
@@ -109,7 +109,7 @@ pub(super) struct Task<F> {
     pub(super) live: bool,
     /// The handler, until it returns the response.
     pub(super) handler: Option<HandlerBox<F>>,
-    /// The request body's slot in `Bodies` is open.
+    /// The request body's entry in `Bodies` is open.
     pub(super) body_open: bool,
     /// The request asked `Expect: 100-continue` and the 100 is not sent yet.
     pub(super) cont: bool,
@@ -130,26 +130,26 @@ pub(super) struct Task<F> {
     pub(super) waker: Waker,
 }
 
-/// The task slots of one connection.
+/// The tasks of one connection, by index (reused once a stream ends).
 pub(super) struct Tasks<F> {
-    pub(super) slots: Vec<Task<F>>,
+    pub(super) list: Vec<Task<F>>,
     free: Vec<u16>,
     live: usize,
 }
 
 impl<F> Tasks<F> {
     pub(super) fn new() -> Tasks<F> {
-        Tasks { slots: Vec::new(), free: Vec::new(), live: 0 }
+        Tasks { list: Vec::new(), free: Vec::new(), live: 0 }
     }
 
-    /// A slot for `stream`; its index.
+    /// A task for `stream`; its index.
     pub(super) fn open(&mut self, stream: StreamId, ready: &Arc<ReadyQueue>) -> u16 {
         let index = match self.free.pop() {
             Some(i) => i,
             None => {
-                let index = self.slots.len() as u16;
-                let waker = Waker::from(Arc::new(SlotWaker { ready: ready.clone(), index }));
-                self.slots.push(Task {
+                let index = self.list.len() as u16;
+                let waker = Waker::from(Arc::new(TaskWaker { ready: ready.clone(), index }));
+                self.list.push(Task {
                     stream,
                     live: false,
                     handler: None,
@@ -167,7 +167,7 @@ impl<F> Tasks<F> {
                 index
             }
         };
-        let t = &mut self.slots[usize::from(index)];
+        let t = &mut self.list[usize::from(index)];
         t.stream = stream;
         t.live = true;
         t.body_open = false;
@@ -180,9 +180,9 @@ impl<F> Tasks<F> {
         index
     }
 
-    /// Frees slot `index` (its handler, if still there, is handed back by the caller first).
+    /// Frees task `index` (its handler, if still there, is handed back by the caller first).
     pub(super) fn close(&mut self, index: u16) {
-        let Some(t) = self.slots.get_mut(usize::from(index)) else { return };
+        let Some(t) = self.list.get_mut(usize::from(index)) else { return };
         if !t.live {
             return;
         }
@@ -192,9 +192,9 @@ impl<F> Tasks<F> {
         self.live -= 1;
     }
 
-    /// The slot serving `stream`.
+    /// The task serving `stream`.
     pub(super) fn find(&self, stream: StreamId) -> Option<u16> {
-        self.slots.iter().position(|t| t.live && t.stream == stream).map(|i| i as u16)
+        self.list.iter().position(|t| t.live && t.stream == stream).map(|i| i as u16)
     }
 
     /// Streams being served.
