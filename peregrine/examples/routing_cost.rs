@@ -17,7 +17,7 @@
 //! request, of which about 380 are the route lookup (`MethodRouter::resolve`), 260 four copies
 //! of the 330-byte `Request` through the type-erased call, 135 re-validating the path as UTF-8
 //! (each `Request::path` call), 90 the handler's `param("id")`, the rest the erased poll, the
-//! slot free list and the connection loop.
+//! future buffers' free list and the connection loop.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

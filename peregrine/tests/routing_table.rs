@@ -424,13 +424,13 @@ fn non_send_futures_are_routed() {
     assert_eq!(c.response().body, b"rc 5");
 }
 
-/// A handler whose future is larger than a future slot is still served (boxed).
+/// A handler whose future is larger than a pooled future buffer is still served (boxed).
 #[test]
 fn oversized_futures_are_boxed_and_served() {
     let router = Router::new().route(
         "/big",
         get(|_req: Request| async move {
-            let big = [1u8; peregrine::routing::FUTURE_SLOT_BYTES * 2];
+            let big = [1u8; peregrine::routing::POOLED_FUTURE_BYTES * 2];
             tokio::task::yield_now().await;
             format!("sum {}", big.iter().map(|&b| u32::from(b)).sum::<u32>())
         }),
@@ -438,6 +438,6 @@ fn oversized_futures_are_boxed_and_served() {
     let server = spawn(router);
     let mut c = RawClient::connect(server.local_addr());
     c.send(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n");
-    let expect = format!("sum {}", peregrine::routing::FUTURE_SLOT_BYTES * 2);
+    let expect = format!("sum {}", peregrine::routing::POOLED_FUTURE_BYTES * 2);
     assert_eq!(c.response().body, expect.as_bytes());
 }

@@ -2,7 +2,7 @@
 
 use std::mem;
 
-use super::route_future::{FUTURE_SLOT_BYTES, RouteFuture};
+use super::route_future::{POOLED_FUTURE_BYTES, RouteFuture};
 use crate::handler::Handler;
 use crate::request::Request;
 
@@ -34,8 +34,8 @@ where
 pub(crate) struct ErasedHandler(Box<dyn ErasedCall>);
 
 impl ErasedHandler {
-    /// Erases `handler`. Whether its future is stored in a slot or boxed is decided here, by
-    /// its type; a boxed one is logged, since it costs an allocation per request.
+    /// Erases `handler`. Whether its future is stored in a pooled buffer or boxed is decided
+    /// here, by its type; a boxed one is logged, since it costs an allocation per request.
     pub(crate) fn new<H>(handler: H) -> ErasedHandler
     where
         H: Handler,
@@ -46,8 +46,8 @@ impl ErasedHandler {
                 handler = std::any::type_name::<H>(),
                 future_bytes = mem::size_of::<H::Future>(),
                 future_align = mem::align_of::<H::Future>(),
-                slot_bytes = FUTURE_SLOT_BYTES,
-                "handler future too large for a future slot: it is boxed, one allocation per request"
+                pooled_bytes = POOLED_FUTURE_BYTES,
+                "handler future too large to pool: it is boxed, one allocation per request"
             );
         }
         ErasedHandler(Box::new(Erased(handler)))

@@ -18,7 +18,7 @@
 //! # Cost
 //!
 //! Routing a request allocates nothing once a worker has warmed up: the handlers are
-//! type-erased, and the future of the matched handler is stored in a slot of
+//! type-erased, and the future of the matched handler is stored in a buffer of
 //! 1 KiB taken from the worker thread's free list and given back when the
 //! request is done (a handler with a larger future is boxed per request, decided by its type
 //! when the route is added and logged then). The request keeps one `&'static` to the matched
@@ -64,7 +64,7 @@ pub use method_routes::{
     MethodRoutes, any, delete, get, head, on, options, patch, post, put, trace,
 };
 #[cfg(any(fuzzing, feature = "unstable"))]
-pub use route_future::FUTURE_SLOT_BYTES;
+pub use route_future::POOLED_FUTURE_BYTES;
 pub use route_future::RouteFuture;
 
 use crate::handler::Handler;

@@ -1,8 +1,9 @@
 //! The future a [`Router`](crate::Router) returns: a handler's future, type-erased and stored in
-//! a reusable slot (fixed storage plus two function pointers), or the router's own answer.
+//! a reusable pooled buffer (fixed storage plus two function pointers), or the router's own
+//! answer.
 //!
-//! Slots come from a free list per thread (each worker thread runs its own connections), so a
-//! request takes a slot and gives it back without allocating once the worker has warmed up,
+//! Buffers come from a free list per thread (each worker thread runs its own connections), so a
+//! request takes a buffer and gives it back without allocating once the worker has warmed up,
 //! and the erased future is three words: it adds almost nothing to the connection's future,
 //! which every open connection keeps. (Storing the future inline instead made the connection's
 //! future 1 KiB larger, 1,776 to 2,848 bytes, for the same instruction count per request.)
@@ -23,66 +24,68 @@ use std::task::{Context, Poll};
 use super::answer::Answer;
 use crate::response::{IntoResponse, Response};
 
-/// Bytes in a future slot: a handler whose future is larger than this (or aligned to more than
-/// 16 bytes) has its future boxed instead, one allocation per request, decided by the handler's
-/// type when its route is added (and logged then).
+/// Bytes in a pooled future buffer: a handler whose future is larger than this (or aligned to more
+/// than 16 bytes) has its future boxed instead, one allocation per request, decided by the
+/// handler's type when its route is added (and logged then).
 ///
-/// 1 KiB holds a handler that keeps its [`Request`](crate::Request) (about 330 bytes) across an `.await` on the
-/// request body (about 950 bytes in all) or on a tokio timer (about 780). Public for the tests
-/// (the `unstable` feature).
-pub const FUTURE_SLOT_BYTES: usize = 1024;
+/// 1 KiB holds a handler that keeps its [`Request`](crate::Request) (about 330 bytes) across an
+/// `.await` on the request body (about 950 bytes in all) or on a tokio timer (about 780). Public
+/// for the tests (the `unstable` feature).
+pub const POOLED_FUTURE_BYTES: usize = 1024;
 
-/// Free slots kept per thread; more (after a burst of concurrent requests) are freed.
+/// Free buffers kept per thread; more (after a burst of concurrent requests) are freed.
 const POOL_MAX: usize = 256;
 
 /// The storage: aligned for any future whose alignment is at most 16.
 #[repr(C, align(16))]
-struct Slot([MaybeUninit<u8>; FUTURE_SLOT_BYTES]);
+struct FutureBuf([MaybeUninit<u8>; POOLED_FUTURE_BYTES]);
 
-type SlotBox = Box<MaybeUninit<Slot>>;
+/// A buffer on the heap, taken from the thread's free list and given back to it.
+type PooledBuf = Box<MaybeUninit<FutureBuf>>;
 
 thread_local! {
-    static FREE: RefCell<Vec<SlotBox>> = const { RefCell::new(Vec::new()) };
+    static FREE: RefCell<Vec<PooledBuf>> = const { RefCell::new(Vec::new()) };
 }
 
-fn take_slot() -> SlotBox {
+fn take_buf() -> PooledBuf {
     let reused = FREE.try_with(|free| free.borrow_mut().pop()).ok().flatten();
     reused.unwrap_or_else(Box::new_uninit)
 }
 
-fn give_slot(slot: SlotBox) {
-    // While the thread exits the list may be gone: the slot is then simply freed.
+fn give_buf(buf: PooledBuf) {
+    // While the thread exits the list may be gone: the buffer is then simply freed.
     let _ = FREE.try_with(move |free| {
         let mut free = free.borrow_mut();
         if free.len() < POOL_MAX {
-            free.push(slot);
+            free.push(buf);
         }
     });
 }
 
-/// A future answering a [`Response`], stored in a slot.
+/// A future answering a [`Response`], stored in a pooled buffer.
 ///
-/// Invariant: `slot` holds a live, initialised value of the type `poll` and `drop` were
-/// instantiated for, from construction until `Drop`, and that value never moves (the slot is
-/// on the heap and only its pointer moves with this struct).
-struct SlotFuture {
-    slot: ManuallyDrop<SlotBox>,
+/// Invariant: `buf` holds a live, initialised value of the type `poll` and `drop` were
+/// instantiated for, from construction until `Drop`, and that value never moves (the buffer
+/// is on the heap and only its pointer moves with this struct).
+struct PooledFuture {
+    buf: ManuallyDrop<PooledBuf>,
     poll: unsafe fn(*mut u8, &mut Context<'_>) -> Poll<Response>,
     drop: unsafe fn(*mut u8),
     /// The stored future may be neither `Send` nor `Sync`.
     _local: PhantomData<*mut ()>,
 }
 
-impl SlotFuture {
-    /// Whether a future of type `F` fits a slot. A constant per type: the compiler folds the
+impl PooledFuture {
+    /// Whether a future of type `F` fits a buffer. A constant per type: the compiler folds the
     /// branch that uses it.
     const fn fits<F>() -> bool {
-        mem::size_of::<F>() <= FUTURE_SLOT_BYTES && mem::align_of::<F>() <= mem::align_of::<Slot>()
+        mem::size_of::<F>() <= POOLED_FUTURE_BYTES
+            && mem::align_of::<F>() <= mem::align_of::<FutureBuf>()
     }
 
-    /// Stores `future` in a slot, or gives it back when it does not [fit](Self::fits).
+    /// Stores `future` in a pooled buffer, or gives it back when it does not [fit](Self::fits).
     #[inline]
-    fn try_new<F>(future: F) -> Result<SlotFuture, F>
+    fn try_new<F>(future: F) -> Result<PooledFuture, F>
     where
         F: Future + 'static,
         F::Output: IntoResponse,
@@ -90,13 +93,13 @@ impl SlotFuture {
         if !Self::fits::<F>() {
             return Err(future);
         }
-        let mut slot = take_slot();
-        // SAFETY: `fits` checked that `F` is no larger than the slot and that its alignment
-        // divides the slot's (16, from `repr(align(16))`), so the write is in bounds and
+        let mut buf = take_buf();
+        // SAFETY: `fits` checked that `F` is no larger than the buffer and that its alignment
+        // divides the buffer's (16, from `repr(align(16))`), so the write is in bounds and
         // aligned. `F: 'static`, so no borrow can end while the erased value lives.
-        unsafe { slot.as_mut_ptr().cast::<F>().write(future) };
-        Ok(SlotFuture {
-            slot: ManuallyDrop::new(slot),
+        unsafe { buf.as_mut_ptr().cast::<F>().write(future) };
+        Ok(PooledFuture {
+            buf: ManuallyDrop::new(buf),
             poll: poll_as::<F>,
             drop: drop_as::<F>,
             _local: PhantomData,
@@ -104,7 +107,7 @@ impl SlotFuture {
     }
 
     fn ptr(&mut self) -> *mut u8 {
-        self.slot.as_mut_ptr().cast()
+        self.buf.as_mut_ptr().cast()
     }
 }
 
@@ -133,20 +136,20 @@ unsafe fn drop_as<F>(ptr: *mut u8) {
     unsafe { ptr.cast::<F>().drop_in_place() }
 }
 
-impl Drop for SlotFuture {
+impl Drop for PooledFuture {
     fn drop(&mut self) {
         let ptr = self.ptr();
-        // SAFETY: by the type's invariant the slot holds the live future `drop` was made for;
+        // SAFETY: by the type's invariant the buffer holds the live future `drop` was made for;
         // nothing uses it after this.
         unsafe { (self.drop)(ptr) };
-        // SAFETY: `slot` is not used after being taken: this is the end of `drop`.
-        let slot = unsafe { ManuallyDrop::take(&mut self.slot) };
-        give_slot(slot);
+        // SAFETY: `buf` is not used after being taken: this is the end of `drop`.
+        let buf = unsafe { ManuallyDrop::take(&mut self.buf) };
+        give_buf(buf);
     }
 }
 
 /// The future of a request answered by a [`Router`](crate::Router): the matched handler's
-/// future in a reusable slot (1 KiB, 16-byte aligned), or the router's own response.
+/// future in a reusable pooled buffer (1 KiB, 16-byte aligned), or the router's own response.
 ///
 /// A handler whose future does not fit is boxed on each call; that is decided by the handler's
 /// type when the route is added (and logged then, at `warn` level), never per request.
@@ -156,26 +159,27 @@ pub struct RouteFuture {
 }
 
 enum State {
-    Slot(SlotFuture),
+    Pooled(PooledFuture),
     Boxed(Pin<Box<dyn Future<Output = Response>>>),
     Ready(Option<Answer>),
 }
 
 impl RouteFuture {
-    /// Whether the futures of type `F` are stored in a slot (else boxed).
+    /// Whether the futures of type `F` are stored in a pooled buffer (else boxed).
     pub(crate) const fn fits<F>() -> bool {
-        SlotFuture::fits::<F>()
+        PooledFuture::fits::<F>()
     }
 
-    /// Erases `future`: in a slot when its type fits, boxed otherwise (a constant per type).
+    /// Erases `future`: in a pooled buffer when its type fits, boxed otherwise (a constant per
+    /// type).
     #[inline]
     pub(crate) fn new<F>(future: F) -> RouteFuture
     where
         F: Future + 'static,
         F::Output: IntoResponse,
     {
-        let state = match SlotFuture::try_new(future) {
-            Ok(slot) => State::Slot(slot),
+        let state = match PooledFuture::try_new(future) {
+            Ok(pooled) => State::Pooled(pooled),
             Err(future) => State::Boxed(Box::pin(async move { future.await.into_response() })),
         };
         RouteFuture { state }
@@ -191,14 +195,14 @@ impl Future for RouteFuture {
     type Output = Response;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
-        // Every variant is `Unpin`: a slot's future stays put on the heap however the
+        // Every variant is `Unpin`: a pooled future stays put on the heap however the
         // `RouteFuture` moves.
         match &mut self.get_mut().state {
-            State::Slot(slot) => {
-                let ptr = slot.ptr();
-                // SAFETY: by `SlotFuture`'s invariant `ptr` holds the live future `poll` was
+            State::Pooled(pooled) => {
+                let ptr = pooled.ptr();
+                // SAFETY: by `PooledFuture`'s invariant `ptr` holds the live future `poll` was
                 // made for, which never moves until dropped in place.
-                unsafe { (slot.poll)(ptr, cx) }
+                unsafe { (pooled.poll)(ptr, cx) }
             }
             State::Boxed(boxed) => boxed.as_mut().poll(cx),
             // Polled again after `Ready`: an empty 500 rather than a panic.
@@ -213,7 +217,7 @@ impl Future for RouteFuture {
 impl std::fmt::Debug for RouteFuture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match self.state {
-            State::Slot(_) => "Slot",
+            State::Pooled(_) => "Pooled",
             State::Boxed(_) => "Boxed",
             State::Ready(_) => "Ready",
         };
@@ -241,23 +245,23 @@ mod tests {
         #[repr(align(32))]
         struct Wide(#[allow(dead_code)] u8);
         let cases = [
-            Case { name: "u8", size: 1, align: 1, expect: SlotFuture::fits::<u8>() },
+            Case { name: "u8", size: 1, align: 1, expect: PooledFuture::fits::<u8>() },
             Case {
                 name: "full",
-                size: FUTURE_SLOT_BYTES,
+                size: POOLED_FUTURE_BYTES,
                 align: 1,
-                expect: SlotFuture::fits::<[u8; FUTURE_SLOT_BYTES]>(),
+                expect: PooledFuture::fits::<[u8; POOLED_FUTURE_BYTES]>(),
             },
             Case {
                 name: "one over",
-                size: FUTURE_SLOT_BYTES + 1,
+                size: POOLED_FUTURE_BYTES + 1,
                 align: 1,
-                expect: SlotFuture::fits::<[u8; FUTURE_SLOT_BYTES + 1]>(),
+                expect: PooledFuture::fits::<[u8; POOLED_FUTURE_BYTES + 1]>(),
             },
-            Case { name: "align 32", size: 32, align: 32, expect: SlotFuture::fits::<Wide>() },
+            Case { name: "align 32", size: 32, align: 32, expect: PooledFuture::fits::<Wide>() },
         ];
         for case in cases {
-            let want = case.size <= FUTURE_SLOT_BYTES && case.align <= 16;
+            let want = case.size <= POOLED_FUTURE_BYTES && case.align <= 16;
             assert_eq!(case.expect, want, "{}", case.name);
         }
     }
@@ -284,7 +288,7 @@ mod tests {
             Poll::Ready("done")
         });
         let mut fut = RouteFuture::new(fut);
-        assert!(matches!(fut.state, State::Slot(_)));
+        assert!(matches!(fut.state, State::Pooled(_)));
         let mut cx = Context::from_waker(Waker::noop());
         assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
         // Moving the erased future does not move the handler's future.
@@ -297,14 +301,14 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_reused() {
+    fn buffers_are_reused() {
         let first = RouteFuture::new(async { "a" });
-        let State::Slot(slot) = &first.state else { panic!("slot") };
-        let addr = slot.slot.as_ptr() as usize;
+        let State::Pooled(pooled) = &first.state else { panic!("pooled") };
+        let addr = pooled.buf.as_ptr() as usize;
         drop(first);
         let second = RouteFuture::new(async { "b" });
-        let State::Slot(slot) = &second.state else { panic!("slot") };
-        assert_eq!(slot.slot.as_ptr() as usize, addr, "the freed slot is taken again");
+        let State::Pooled(pooled) = &second.state else { panic!("pooled") };
+        assert_eq!(pooled.buf.as_ptr() as usize, addr, "the freed buffer is taken again");
     }
 
     #[test]
@@ -321,7 +325,7 @@ mod tests {
 
     #[test]
     fn too_large_is_boxed_and_still_answers() {
-        let big = [7u8; FUTURE_SLOT_BYTES + 8];
+        let big = [7u8; POOLED_FUTURE_BYTES + 8];
         let mut fut = RouteFuture::new(async move { big.len().to_string() });
         assert!(matches!(fut.state, State::Boxed(_)));
         let mut cx = Context::from_waker(Waker::noop());
