@@ -31,7 +31,7 @@ pub struct FieldList {
     /// Field bytes; `arena.len()` is the zero-filled room, `used` what the list holds.
     pub(crate) arena: Vec<u8>,
     pub(crate) used: usize,
-    slots: Vec<Slot>,
+    fields: Vec<StoredField>,
     max_list_size: usize,
     pub(crate) list_size: usize,
     pub(crate) too_large: bool,
@@ -40,7 +40,7 @@ pub struct FieldList {
 
 /// One stored field: its name and value as spans of the arena or static-table entries.
 #[derive(Clone, Copy)]
-struct Slot {
+struct StoredField {
     name: Span,
     value: Span,
     known: u8,
@@ -91,7 +91,7 @@ impl FieldList {
         FieldList {
             arena: Vec::new(),
             used: 0,
-            slots: Vec::new(),
+            fields: Vec::new(),
             max_list_size,
             list_size: 0,
             too_large: false,
@@ -101,7 +101,7 @@ impl FieldList {
 
     /// The fields, in block order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Field<'_>> + '_ {
-        self.slots.iter().map(|s| Field {
+        self.fields.iter().map(|s| Field {
             name: self.resolve(s.name, true),
             value: self.resolve(s.value, false),
             known: StaticName::from_id(s.known),
@@ -111,12 +111,12 @@ impl FieldList {
 
     /// Number of stored fields.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.fields.len()
     }
 
     /// Whether no field is stored.
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.fields.is_empty()
     }
 
     /// The first RFC 9113 §8.2.1 violation among the stored fields, if any: the message is
@@ -147,7 +147,7 @@ impl FieldList {
     /// The fields the block inserted into the dynamic table, in order: name, value and
     /// known-name id, as the decoder inserted them.
     pub(crate) fn indexed(&self) -> impl Iterator<Item = (&[u8], &[u8], u8)> + '_ {
-        self.slots
+        self.fields
             .iter()
             .filter(|s| s.indexed)
             .map(|s| (self.resolve(s.name, true), self.resolve(s.value, false), s.known))
@@ -166,7 +166,7 @@ impl FieldList {
     /// Empties the list for the next block, keeping its memory.
     #[inline]
     pub(crate) fn clear(&mut self) {
-        self.slots.clear();
+        self.fields.clear();
         self.used = 0;
         self.list_size = 0;
         self.too_large = false;
@@ -212,7 +212,7 @@ impl FieldList {
         indexed: bool,
     ) {
         self.list_size += size + 32;
-        self.slots.push(Slot { name, value, known, never_indexed, indexed });
+        self.fields.push(StoredField { name, value, known, never_indexed, indexed });
     }
 
     /// Records a §8.2.1 violation (the first one wins).

@@ -229,7 +229,7 @@ const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Hash multiplier: found by a search for a value that separates the 52 static names in 128
-/// slots with the key `len | first << 8 | last << 16` (the table below fails to compile on a
+/// buckets with the key `len | first << 8 | last << 16` (the table below fails to compile on a
 /// collision).
 const HASH_MUL: u32 = 0x10ea_3681;
 const HASH_BITS: u32 = 7;
@@ -240,16 +240,16 @@ const fn hash(len: usize, first: u8, last: u8) -> usize {
     (key.wrapping_mul(HASH_MUL) >> (32 - HASH_BITS)) as usize
 }
 
-/// Slot → static name id (0 = empty).
+/// Bucket → static name id (0 = empty).
 const NAME_HASH: [u8; 1 << HASH_BITS] = {
     let mut table = [0u8; 1 << HASH_BITS];
     let mut i = 1;
     while i <= STATIC_LEN {
         if NAME_OF_INDEX[i] as usize == i {
             let name = STATIC[i - 1].0;
-            let slot = hash(name.len(), name[0], name[name.len() - 1]);
-            assert!(table[slot] == 0, "static name hash collision: pick another HASH_MUL");
-            table[slot] = i as u8;
+            let bucket = hash(name.len(), name[0], name[name.len() - 1]);
+            assert!(table[bucket] == 0, "static name hash collision: pick another HASH_MUL");
+            table[bucket] = i as u8;
         }
         i += 1;
     }
