@@ -76,10 +76,10 @@ impl Driver {
     fn feed(&mut self, bytes: &[u8]) {
         self.rbuf.extend_from_slice(bytes);
         while !self.stopped {
-            let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
+            let mut storage = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
             let mut more: Vec<MaybeUninit<Header<'_>>> = Vec::new();
             let (mut used, mut step) = {
-                let (used, e) = self.conn.recv(&self.rbuf, &mut slots, None);
+                let (used, e) = self.conn.recv(&self.rbuf, &mut storage, None);
                 (used, e.map(|e| describe(&e)))
             };
             if let Some(Step::NeedSlots(n)) = step {

@@ -15,8 +15,8 @@ use std::mem::MaybeUninit;
 fn outcome(input: &[u8], limits: &Limits) -> Result<Option<String>, ParseError> {
     let mut headers = [EMPTY_HEADER; 32];
     let status = parse_request(input, &mut headers, limits);
-    let mut slots = [const { MaybeUninit::uninit() }; 32];
-    assert_eq!(parse_request_uninit(input, &mut slots, limits), status, "uninit storage differs");
+    let mut uninit = [const { MaybeUninit::uninit() }; 32];
+    assert_eq!(parse_request_uninit(input, &mut uninit, limits), status, "uninit storage differs");
     let status = status?;
     Ok(status.complete().map(|h| {
         assert!(h.len <= input.len(), "len beyond input");
@@ -58,8 +58,8 @@ fuzz_target!(|data: &[u8]| {
     for input in [data.to_vec(), [&data[..len], data].concat(), changed, data.to_vec()] {
         // A scanner per input: each is a new head, not more bytes of the last one.
         let mut scanner = HeadScanner::new();
-        let mut slots = [const { MaybeUninit::uninit() }; 32];
-        let memo = last.parse_uninit(&mut scanner, &input, &mut slots, &limits);
+        let mut storage = [const { MaybeUninit::uninit() }; 32];
+        let memo = last.parse_uninit(&mut scanner, &input, &mut storage, &limits);
         let memo = memo.map(|s| s.complete().map(|h| format!("{h:?}")));
         assert_eq!(memo, outcome(&input, &limits), "through the memo");
     }

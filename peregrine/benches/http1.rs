@@ -6,7 +6,7 @@
 //!   `parse_request` (full strict validation, known-header identification) vs picohttpparser
 //!   (`phr_parse_request` through picohttpparser-sys, built with its default `-msse4`) vs
 //!   httparse `Request::parse`. Each is set up the way its own documentation shows a caller
-//!   doing it, with a fresh 16-slot header array per request: peregrine and picohttpparser
+//!   doing it, with a fresh 16-header array per request: peregrine and picohttpparser
 //!   leave it uninitialised (`parse_request_uninit`, which the server uses; pico's
 //!   `struct phr_header headers[N];`), httparse initialises it (`[httparse::EMPTY_HEADER; 16]`
 //!   as in its README).
@@ -177,7 +177,7 @@ fn pico(req: &[u8]) -> usize {
     let mut path_len = 0;
     let mut minor = 0;
     // SAFETY: `req` is valid for `req.len()` bytes for the whole call; every out pointer points
-    // at a live local; `headers` has `num_headers` slots, which picohttpparser only writes
+    // at a live local; `headers` has room for `num_headers`, which picohttpparser only writes
     // (`MaybeUninit<T>` has `T`'s layout). picohttpparser only reads `req`.
     let n = unsafe {
         phr_parse_request(

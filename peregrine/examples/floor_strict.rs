@@ -8,7 +8,7 @@
 //! tokio), non-blocking sockets with TCP_NODELAY; on each event it reads until `WouldBlock` or
 //! a short read and answers the requests of each read with one write. Per request it applies:
 //! - the strict head parser with header identification (`http1::HeadScanner` over
-//!   `parse_request_uninit`, 32 header slots on the stack as the server uses, the default
+//!   `parse_request_uninit`, room for 32 headers on the stack as the server uses, the default
 //!   `http1::Limits`), a head split across reads kept and completed by the next read;
 //! - the Host and framing checks (`http1::framing::request_framing_remembering`, the Host
 //!   syntax checked once per connection as the server does) and keep-alive or close as they
@@ -48,7 +48,7 @@ use peregrine::http1::{
     EMPTY_HEADER, HeadScanner, Limits, ParseError, RequestHead, Status, TargetForm, Version,
 };
 
-/// Header slots on the stack for the first parse, as the server (`server/h1`).
+/// Headers on the stack for the first parse, as the server (`server/h1`).
 const STACK_HEADERS: usize = 32;
 /// The shared read buffer: floor_epoll.c's size. A kept tail is under `max_head_bytes`
 /// (32 KiB), so a read always has at least half of it.
@@ -179,10 +179,10 @@ fn path(target: &str, form: TargetForm) -> &str {
 
 /// Parses the next head at the start of `buf`, as the server's `parse_next`.
 fn parse_next(scanner: &mut HeadScanner, host: &mut HostMemo, buf: &[u8], limits: &Limits) -> Next {
-    let mut slots = [const { MaybeUninit::uninit() }; STACK_HEADERS];
+    let mut storage = [const { MaybeUninit::uninit() }; STACK_HEADERS];
     let n = limits.max_headers.min(STACK_HEADERS);
-    match scanner.parse_uninit(buf, &mut slots[..n], limits) {
-        // A head with more fields than the stack slots: parsed again into a heap array (rare).
+    match scanner.parse_uninit(buf, &mut storage[..n], limits) {
+        // A head with more fields than the stack holds: parsed again into a heap array (rare).
         Err(ParseError::TooManyHeaders) if limits.max_headers > STACK_HEADERS => {
             let mut heap = vec![EMPTY_HEADER; limits.max_headers];
             next_of(scanner.parse(buf, &mut heap, limits), host)

@@ -16,7 +16,7 @@
 use peregrine::http1::{EMPTY_HEADER, Limits, ParseError, Status, Version, parse_request};
 use proptest::prelude::*;
 
-const SLOTS: usize = 16;
+const MAX_HEADERS: usize = 16;
 
 #[derive(Debug)]
 enum Ours {
@@ -32,8 +32,9 @@ enum Ours {
 }
 
 fn ours(input: &[u8]) -> Ours {
-    let mut headers = [EMPTY_HEADER; SLOTS];
-    let limits = Limits { max_head_bytes: 1 << 20, max_headers: SLOTS, max_target_bytes: 1 << 20 };
+    let mut headers = [EMPTY_HEADER; MAX_HEADERS];
+    let limits =
+        Limits { max_head_bytes: 1 << 20, max_headers: MAX_HEADERS, max_target_bytes: 1 << 20 };
     match parse_request(input, &mut headers, &limits) {
         Ok(Status::Complete(h)) => Ours::Complete {
             method: h.method_token.to_string(),
@@ -61,7 +62,7 @@ enum Theirs {
 }
 
 fn theirs(input: &[u8]) -> Theirs {
-    let mut headers = [httparse::EMPTY_HEADER; SLOTS];
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     match req.parse(input) {
         Ok(httparse::Status::Complete(len)) => Theirs::Complete {

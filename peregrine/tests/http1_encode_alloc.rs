@@ -123,19 +123,19 @@ Content-Type: application/json\r\nContent-Length: 47\r\nConnection: keep-alive\r
         encode_request(&prelude, Method::Get, "/", &[], BodyLength::Length(0), out).unwrap();
         encode_request_extension(&prelude, "PROPFIND", "/d", fields, BodyLength::Chunked, out)
             .unwrap();
-        let mut slots = [const { MaybeUninit::uninit() }; 16];
-        let Ok(Status::Complete(head)) = parse_response_uninit(response, &mut slots, &limits)
+        let mut storage = [const { MaybeUninit::uninit() }; 16];
+        let Ok(Status::Complete(head)) = parse_response_uninit(response, &mut storage, &limits)
         else {
             panic!("response head");
         };
         let framing = response_framing(Method::Post, head.status, head.version, head.headers);
         assert_eq!(framing.map(|f| f.body), Ok(BodyLength::Length(47)));
         // The trickle path: a first partial attempt, then the whole head.
-        let mut slots = [const { MaybeUninit::uninit() }; 16];
-        let partial = scanner.parse_response_uninit(&response[..40], &mut slots, &limits);
+        let mut storage = [const { MaybeUninit::uninit() }; 16];
+        let partial = scanner.parse_response_uninit(&response[..40], &mut storage, &limits);
         assert!(partial.unwrap().is_partial());
-        let mut slots = [const { MaybeUninit::uninit() }; 16];
-        let whole = scanner.parse_response_uninit(response, &mut slots, &limits);
+        let mut storage = [const { MaybeUninit::uninit() }; 16];
+        let whole = scanner.parse_response_uninit(response, &mut storage, &limits);
         assert_eq!(whole.unwrap().complete().map(|h| h.len), Some(response.len()));
     };
     run(&mut out, &mut scanner);

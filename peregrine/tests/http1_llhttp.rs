@@ -64,8 +64,8 @@ fn request_verdict(raw: &[u8]) -> String {
     let mut last = LastHead::new();
     for input in [raw.to_vec(), [&raw[..len], raw].concat()] {
         let mut scanner = HeadScanner::new();
-        let mut slots = [const { MaybeUninit::uninit() }; 64];
-        let memo = last.parse_uninit(&mut scanner, &input, &mut slots, &Limits::default());
+        let mut storage = [const { MaybeUninit::uninit() }; 64];
+        let memo = last.parse_uninit(&mut scanner, &input, &mut storage, &Limits::default());
         let mut headers = [EMPTY_HEADER; 64];
         let plain = parse_request(&input, &mut headers, &Limits::default());
         assert_eq!(format!("{memo:?}"), format!("{plain:?}"), "{}", String::from_utf8_lossy(raw));
@@ -91,8 +91,8 @@ fn response_verdict(raw: &[u8]) -> String {
     let mut last = LastResponseHead::new();
     for input in [raw.to_vec(), [&raw[..len], raw].concat()] {
         let mut scanner = HeadScanner::new();
-        let mut slots = [const { MaybeUninit::uninit() }; 64];
-        let memo = last.parse_uninit(&mut scanner, &input, &mut slots, &Limits::default());
+        let mut storage = [const { MaybeUninit::uninit() }; 64];
+        let memo = last.parse_uninit(&mut scanner, &input, &mut storage, &Limits::default());
         let mut headers = [EMPTY_HEADER; 64];
         let plain = parse_response(&input, &mut headers, &Limits::default());
         assert_eq!(format!("{memo:?}"), format!("{plain:?}"), "{}", String::from_utf8_lossy(raw));

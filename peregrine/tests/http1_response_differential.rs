@@ -15,7 +15,7 @@
 use peregrine::http1::{EMPTY_HEADER, Limits, ParseError, Status, Version, parse_response};
 use proptest::prelude::*;
 
-const SLOTS: usize = 16;
+const MAX_HEADERS: usize = 16;
 
 #[derive(Debug)]
 enum Ours {
@@ -25,8 +25,8 @@ enum Ours {
 }
 
 fn ours(input: &[u8]) -> Ours {
-    let mut headers = [EMPTY_HEADER; SLOTS];
-    let limits = Limits { max_head_bytes: 1 << 20, max_headers: SLOTS, max_target_bytes: 0 };
+    let mut headers = [EMPTY_HEADER; MAX_HEADERS];
+    let limits = Limits { max_head_bytes: 1 << 20, max_headers: MAX_HEADERS, max_target_bytes: 0 };
     match parse_response(input, &mut headers, &limits) {
         Ok(Status::Complete(h)) => Ours::Complete {
             minor: if h.version == Version::Http11 { 1 } else { 0 },
@@ -48,7 +48,7 @@ enum Theirs {
 }
 
 fn theirs(input: &[u8]) -> Theirs {
-    let mut headers = [httparse::EMPTY_HEADER; SLOTS];
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut resp = httparse::Response::new(&mut headers);
     match resp.parse(input) {
         Ok(httparse::Status::Complete(len)) => Theirs::Complete {

@@ -109,7 +109,7 @@ fn steady_state_http2_requests_allocate_nothing() {
     let server = Server::bind("127.0.0.1:0").workers(1).spawn(plaintext).unwrap();
     let mut client = Client::connect(server.local_addr());
 
-    // Warm up: buffers, task slots and wakers, HPACK tables, the Date cache.
+    // Warm up: buffers, tasks and their wakers, HPACK tables, the Date cache.
     for _ in 0..200 {
         assert_eq!(client.batch(b"/plaintext", 1), 13);
         assert_eq!(client.batch(b"/plaintext", 16), 16 * 13);

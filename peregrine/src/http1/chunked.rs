@@ -489,9 +489,9 @@ pub fn encode_chunk_head(len: u64, out: &mut Vec<u8>) {
     }
     let mut buf = [0u8; 18];
     let digits = (64 - len.leading_zeros() as usize).div_ceil(4);
-    for (i, slot) in buf[..digits].iter_mut().enumerate() {
+    for (i, digit) in buf[..digits].iter_mut().enumerate() {
         let nibble = (len >> ((digits - 1 - i) * 4)) & 0xF;
-        *slot = b"0123456789abcdef"[nibble as usize];
+        *digit = b"0123456789abcdef"[nibble as usize];
     }
     buf[digits..digits + 2].copy_from_slice(CRLF);
     out.extend_from_slice(&buf[..digits + 2]);

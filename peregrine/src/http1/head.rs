@@ -5,7 +5,7 @@
 use crate::Method;
 pub use crate::Version;
 
-pub(crate) mod slots;
+pub(crate) mod storage;
 
 /// The outcome of a parse over input that may still be incomplete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub struct Header<'b> {
     pub id: HeaderId,
 }
 
-/// An unused header slot, for building the array handed to the parser.
+/// An unused header, for building the array handed to the parser.
 pub const EMPTY_HEADER: Header<'static> = Header { name: "", value: b"", id: HeaderId::Other };
 
 /// Where the identified headers sit in the header list: the first index and how many there are.

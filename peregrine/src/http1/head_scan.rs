@@ -288,7 +288,7 @@ enum Role {
 }
 
 /// The parser's verdict on `prefix`, a head cut after a complete line: its error, if any.
-/// `fields` is how many header slots the parse may need (storage is only allocated for a
+/// `fields` is how many headers the parse may need room for (storage is only allocated for a
 /// line already found suspicious, never on the way of a valid head).
 fn prefix_verdict(
     role: Role,
@@ -296,11 +296,11 @@ fn prefix_verdict(
     fields: usize,
     limits: &Limits,
 ) -> Result<(), ParseError> {
-    let mut slots = Vec::new();
-    slots.resize_with(fields, MaybeUninit::uninit);
+    let mut storage = Vec::new();
+    storage.resize_with(fields, MaybeUninit::uninit);
     match role {
-        Role::Request => parse_request_uninit(prefix, &mut slots, limits).map(drop),
-        Role::Response => parse_response_uninit(prefix, &mut slots, limits).map(drop),
+        Role::Request => parse_request_uninit(prefix, &mut storage, limits).map(drop),
+        Role::Response => parse_response_uninit(prefix, &mut storage, limits).map(drop),
     }
 }
 
@@ -397,11 +397,11 @@ mod tests {
         let want = parse_request(&req, &mut init, &limits).unwrap().complete().unwrap();
         let mut scanner = HeadScanner::new();
         for n in 1..req.len() {
-            let mut slots = [const { MaybeUninit::uninit() }; 16];
-            assert!(scanner.parse_uninit(&req[..n], &mut slots, &limits).unwrap().is_partial());
+            let mut storage = [const { MaybeUninit::uninit() }; 16];
+            assert!(scanner.parse_uninit(&req[..n], &mut storage, &limits).unwrap().is_partial());
         }
-        let mut slots = [const { MaybeUninit::uninit() }; 16];
-        let got = scanner.parse_uninit(&req, &mut slots, &limits).unwrap().complete().unwrap();
+        let mut storage = [const { MaybeUninit::uninit() }; 16];
+        let got = scanner.parse_uninit(&req, &mut storage, &limits).unwrap().complete().unwrap();
         assert_eq!(got, want);
         assert!(scanner.work() <= 3 * req.len() as u64 + 1, "{}", scanner.work());
     }

@@ -15,7 +15,7 @@
 //! bytes are turned into `&str` without validating them again ([`ascii`]).
 #![allow(unsafe_code)]
 
-use super::head::slots::Slots;
+use super::head::storage::HeaderStorage;
 use super::{
     HeadScanner, Header, HeaderId, KnownHeaders, Limits, ParseError, RequestHead, ResponseHead,
     Status, TargetForm, Version,
@@ -461,12 +461,12 @@ impl Memo {
     }
 
     /// The head's bytes in `buf` when the remembered head answers it: the same bytes, the same
-    /// limits, and room for its fields in `slots` slots (with fewer the parser's verdict is
-    /// `TooManyHeaders`). The bytes are compared first: a head that differs is turned away by
-    /// them alone.
+    /// limits, and room for its fields in storage for `room` headers (with less the parser's
+    /// verdict is `TooManyHeaders`). The bytes are compared first: a head that differs is turned
+    /// away by them alone.
     #[inline(always)]
-    fn holds<'b>(&self, buf: &'b [u8], slots: usize, limits: &Limits) -> Option<&'b [u8]> {
-        self.head_in(buf).filter(|_| usize::from(self.count) <= slots && self.limits == *limits)
+    fn holds<'b>(&self, buf: &'b [u8], room: usize, limits: &Limits) -> Option<&'b [u8]> {
+        self.head_in(buf).filter(|_| usize::from(self.count) <= room && self.limits == *limits)
     }
 
     /// The remembered fields, cut from `bytes` (equal to the remembered head's) into `headers`.
@@ -476,12 +476,12 @@ impl Memo {
         bytes: &'b [u8],
         headers: &'h mut [MaybeUninit<Header<'b>>],
     ) -> &'h [Header<'b>] {
-        let mut slots = Slots::uninit(headers);
+        let mut storage = HeaderStorage::uninit(headers);
         for f in self.fields.get(..usize::from(self.count)).unwrap_or_default() {
             let value = bytes.get(f.value.range()).unwrap_or_default();
-            slots.push(Header { name: ascii(bytes, f.name), value, id: f.id });
+            storage.push(Header { name: ascii(bytes, f.name), value, id: f.id });
         }
-        slots.into_filled()
+        storage.into_filled()
     }
 
     /// Keeps `bytes` (a whole head) and the layout of its `headers`; false, remembering
@@ -497,13 +497,13 @@ impl Memo {
         if bytes.len() > LAST_HEAD_BYTES || headers.len() > LAST_HEAD_FIELDS {
             return false;
         }
-        for (slot, h) in self.fields.iter_mut().zip(headers) {
+        for (kept, h) in self.fields.iter_mut().zip(headers) {
             let (Some(name), Some(value)) =
                 (Span::of(bytes, h.name.as_bytes()), Span::of(bytes, h.value))
             else {
                 return false;
             };
-            *slot = Field { name, value, id: h.id };
+            *kept = Field { name, value, id: h.id };
         }
         self.bytes[..bytes.len()].copy_from_slice(bytes);
         self.count = headers.len() as u16;

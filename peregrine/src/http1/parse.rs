@@ -7,7 +7,7 @@
 //! the header loop are compiled with the kernel's target features and the kernel inlines into
 //! them.
 
-use super::head::slots::Slots;
+use super::head::storage::HeaderStorage;
 use super::simd::{self, Job, Kernel};
 use super::{Header, KnownHeaders, Limits, ParseError, RequestHead, Status, TargetForm, Version};
 use crate::Method;
@@ -56,7 +56,7 @@ pub fn parse_request<'b, 'h>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    simd::dispatch(ParseJob { buf, slots: Slots::init(headers), limits })
+    simd::dispatch(ParseJob { buf, storage: HeaderStorage::init(headers), limits })
 }
 
 /// [`parse_request`] into uninitialised header storage: the same parse, without first
@@ -86,12 +86,12 @@ pub fn parse_request_uninit<'b, 'h>(
     headers: &'h mut [MaybeUninit<Header<'b>>],
     limits: &Limits,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    simd::dispatch(ParseJob { buf, slots: Slots::uninit(headers), limits })
+    simd::dispatch(ParseJob { buf, storage: HeaderStorage::uninit(headers), limits })
 }
 
 struct ParseJob<'b, 'h, 'l> {
     buf: &'b [u8],
-    slots: Slots<'b, 'h>,
+    storage: HeaderStorage<'b, 'h>,
     limits: &'l Limits,
 }
 
@@ -105,7 +105,7 @@ impl<'b, 'h> Job for ParseJob<'b, 'h, '_> {
         // truncated view keeps errors inside it precise; running out of it means too large.
         let over = self.buf.len() > limits.max_head_bytes;
         let buf = if over { &self.buf[..limits.max_head_bytes] } else { self.buf };
-        head(k, buf, self.slots.limit(limits.max_headers), limits, over)
+        head(k, buf, self.storage.limit(limits.max_headers), limits, over)
     }
 }
 
@@ -124,14 +124,14 @@ enum Stop {
 fn head<'b, 'h, K: Kernel>(
     k: K,
     buf: &'b [u8],
-    mut slots: Slots<'b, 'h>,
+    mut storage: HeaderStorage<'b, 'h>,
     limits: &Limits,
     over: bool,
 ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-    match parts(k, buf, &mut slots, limits) {
+    match parts(k, buf, &mut storage, limits) {
         Ok((line, (len, known))) => {
             // One aggregate built from values in registers, written straight into the caller's
-            // return slot. Building the head in memory during the parse and moving it out cost
+            // return place. Building the head in memory during the parse and moving it out cost
             // store-forwarding stalls (see `KnownHeaders`).
             Ok(Status::Complete(RequestHead {
                 method: line.method,
@@ -139,7 +139,7 @@ fn head<'b, 'h, K: Kernel>(
                 target: line.target,
                 form: line.form,
                 version: line.version,
-                headers: slots.into_filled(),
+                headers: storage.into_filled(),
                 known,
                 len,
             }))
@@ -167,12 +167,12 @@ struct Line<'b> {
 fn parts<'b, K: Kernel>(
     k: K,
     buf: &'b [u8],
-    slots: &mut Slots<'b, '_>,
+    storage: &mut HeaderStorage<'b, '_>,
     limits: &Limits,
 ) -> Result<(Line<'b>, (usize, KnownHeaders)), Stop> {
     let pos = skip_empty_lines(buf)?;
     let (line, end) = request_line(k, buf, pos, limits)?;
-    Ok((line, fields(k, buf, end, slots)?))
+    Ok((line, fields(k, buf, end, storage)?))
 }
 
 /// Where the start-line begins: after the empty lines that may precede it.

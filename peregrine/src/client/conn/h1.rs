@@ -22,7 +22,7 @@ use crate::http1::encode::{
 };
 use crate::http1::{Header, ParseError};
 
-/// Header slots lent to one parse, on the stack; a head with more fields than this (and than
+/// Headers lent to one parse, on the stack; a head with more fields than this (and than
 /// the head limits allow) gets a larger loan ([`h1conn::Event::NeedSlots`]).
 const MAX_FIELDS: usize = 128;
 
@@ -128,7 +128,7 @@ fn conn_error(e: h1conn::Error) -> Error {
 }
 
 /// Records where a head's fields lie in `buf`, the read buffer it was parsed from, so the
-/// event can lend them once the parse's slots are gone.
+/// event can lend them once the parse's storage is gone.
 #[inline]
 fn spans(spans: &mut Vec<FieldSpan>, buf: &[u8], headers: &[Header<'_>]) {
     let base = buf.as_ptr() as usize;
@@ -237,12 +237,12 @@ impl H1 {
 
     /// Reads the next step of the front response from `buf` (the unconsumed read buffer).
     pub(crate) fn decode(&mut self, buf: &[u8]) -> Result<Step, Error> {
-        let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; MAX_FIELDS];
+        let mut storage = [const { MaybeUninit::<Header<'_>>::uninit() }; MAX_FIELDS];
         // The same call on two paths, a body's and a head's: each path's events are turned
         // into steps on their own, so the head's large event is never merged with a body's
         // (moving every field of one into the other cost more than the rest of the step).
         if self.conn.is_receiving_body() {
-            let (used, event) = self.conn.recv_response(buf, &mut slots);
+            let (used, event) = self.conn.recv_response(buf, &mut storage);
             return self.step(buf, used, event);
         }
         // Between bodies nothing can come of no input: the `Conn` is not asked (twice per
@@ -250,7 +250,7 @@ impl H1 {
         if buf.is_empty() {
             return self.idle(buf);
         }
-        let (used, event) = self.conn.recv_response(buf, &mut slots);
+        let (used, event) = self.conn.recv_response(buf, &mut storage);
         self.step(buf, used, event)
     }
 
@@ -297,12 +297,12 @@ impl H1 {
         Ok(Step::NeedInput)
     }
 
-    /// A head with more fields than [`MAX_FIELDS`]: parsed again with `n` slots.
+    /// A head with more fields than [`MAX_FIELDS`]: parsed again with room for `n`.
     #[cold]
     fn decode_large(&mut self, buf: &[u8], n: usize) -> Result<Step, Error> {
-        let mut slots = Vec::new();
-        slots.resize_with(n, MaybeUninit::<Header<'_>>::uninit);
-        let (used, event) = self.conn.recv_response(buf, &mut slots);
+        let mut storage = Vec::new();
+        storage.resize_with(n, MaybeUninit::<Header<'_>>::uninit);
+        let (used, event) = self.conn.recv_response(buf, &mut storage);
         let Some(h1conn::Event::Response { id, head, .. }) = event else {
             return match event {
                 Some(h1conn::Event::Error(e)) => Err(conn_error(e)),

@@ -67,8 +67,8 @@ pub enum Event<'b, 'h> {
     /// Server: the input starts with the HTTP/2 connection preface (RFC 9113 §3.4): the client
     /// speaks HTTP/2 by prior knowledge. Nothing was used; the input goes to HTTP/2 whole.
     Http2Preface,
-    /// The head needs more header storage than the driver lent: call again with at least this
-    /// many slots. Nothing was used.
+    /// The head needs more header storage than the driver lent: call again with room for at
+    /// least this many headers. Nothing was used.
     NeedSlots(usize),
     /// The input broke the rules. Server: for a head, its refusal is queued (see
     /// [`Conn::poll_transmit`](super::Conn::poll_transmit)) unless [`Error::answered`] says

@@ -57,8 +57,8 @@
 //!     Ok(())
 //! })?;
 //!
-//! let mut slots = [const { MaybeUninit::uninit() }; 16];
-//! let (used, event) = server.recv(&wire, &mut slots, None);
+//! let mut storage = [const { MaybeUninit::uninit() }; 16];
+//! let (used, event) = server.recv(&wire, &mut storage, None);
 //! let Some(Event::Request { head, .. }) = event else { panic!("a request") };
 //! assert_eq!(head.target, "/hello");
 //! assert_eq!(used, wire.len());
@@ -72,11 +72,11 @@
 //!     Ok(2)
 //! })?;
 //!
-//! let mut slots = [const { MaybeUninit::uninit() }; 16];
-//! let (used, event) = client.recv(&reply, &mut slots, None);
+//! let mut storage = [const { MaybeUninit::uninit() }; 16];
+//! let (used, event) = client.recv(&reply, &mut storage, None);
 //! let Some(Event::Response { head, .. }) = event else { panic!("a response") };
 //! assert_eq!(head.status, 200);
-//! let (_, event) = client.recv(&reply[used..], &mut slots, None);
+//! let (_, event) = client.recv(&reply[used..], &mut storage, None);
 //! assert!(matches!(event, Some(Event::Data { data: b"hi", .. })));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

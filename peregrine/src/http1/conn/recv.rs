@@ -17,10 +17,10 @@ impl Conn {
     /// nothing now (a server answering a request reads its body only when asked, and the next
     /// head only after the response).
     ///
-    /// A head is parsed into `slots` (uninitialised header storage the caller lends, on its
-    /// stack: at most `min(slots.len(), limits.max_headers)` fields; a head with more asks for
-    /// more through [`Event::NeedSlots`]). `last`: a server's memory of the last request head
-    /// its connections parsed (shared per worker), so a byte-identical head is not parsed
+    /// A head is parsed into `storage` (uninitialised header storage the caller lends, on its
+    /// stack: at most `min(storage.len(), limits.max_headers)` fields; a head with more asks for
+    /// more through [`Event::NeedSlots`]). `last`: a server's memory of the last request
+    /// head its connections parsed (shared per worker), so a byte-identical head is not parsed
     /// again. No clock is read: a head's first bytes and a body's first wait start clocks whose
     /// time the next [`Conn::poll_timeout`] gives.
     ///
@@ -30,13 +30,13 @@ impl Conn {
     pub fn recv<'b, 'h>(
         &mut self,
         input: &'b [u8],
-        slots: &'h mut [MaybeUninit<Header<'b>>],
+        storage: &'h mut [MaybeUninit<Header<'b>>],
         last: Option<&mut LastHead>,
     ) -> (usize, Option<Event<'b, 'h>>) {
         match self.recv {
             Recv::Head => match self.role {
-                Role::Server => self.recv_request_head(input, slots, last),
-                Role::Client => self.recv_response_head(input, slots),
+                Role::Server => self.recv_request_head(input, storage, last),
+                Role::Client => self.recv_response_head(input, storage),
             },
             Recv::Body => self.recv_body(input),
             Recv::Drain => (self.recv_drain(input), None),
@@ -52,10 +52,10 @@ impl Conn {
     pub fn recv_response<'b, 'h>(
         &mut self,
         input: &'b [u8],
-        slots: &'h mut [MaybeUninit<Header<'b>>],
+        storage: &'h mut [MaybeUninit<Header<'b>>],
     ) -> (usize, Option<Event<'b, 'h>>) {
         match (self.role, self.recv) {
-            (Role::Client, Recv::Head) => self.recv_response_head(input, slots),
+            (Role::Client, Recv::Head) => self.recv_response_head(input, storage),
             (Role::Client, Recv::Body) => self.read_body(input),
             _ => (0, None),
         }
@@ -66,7 +66,7 @@ impl Conn {
     fn recv_request_head<'b, 'h>(
         &mut self,
         input: &'b [u8],
-        slots: &'h mut [MaybeUninit<Header<'b>>],
+        storage: &'h mut [MaybeUninit<Header<'b>>],
         last: Option<&mut LastHead>,
     ) -> (usize, Option<Event<'b, 'h>>) {
         if input.is_empty() {
@@ -81,10 +81,10 @@ impl Conn {
             }
         }
         let limits = &self.config.limits;
-        let n = limits.max_headers.min(slots.len());
+        let n = limits.max_headers.min(storage.len());
         let parsed = match last {
-            Some(last) => last.parse_uninit(&mut self.scanner, input, &mut slots[..n], limits),
-            None => self.scanner.parse_uninit(input, &mut slots[..n], limits),
+            Some(last) => last.parse_uninit(&mut self.scanner, input, &mut storage[..n], limits),
+            None => self.scanner.parse_uninit(input, &mut storage[..n], limits),
         };
         let head = match parsed {
             Ok(Status::Complete(head)) => head,
@@ -175,7 +175,7 @@ impl Conn {
     fn recv_response_head<'b, 'h>(
         &mut self,
         input: &'b [u8],
-        slots: &'h mut [MaybeUninit<Header<'b>>],
+        storage: &'h mut [MaybeUninit<Header<'b>>],
     ) -> (usize, Option<Event<'b, 'h>>) {
         let Some(front) = self.in_flight.front().copied() else {
             if input.is_empty() {
@@ -191,9 +191,9 @@ impl Conn {
             return (0, None);
         }
         let limits = &self.config.limits;
-        let n = limits.max_headers.min(slots.len());
+        let n = limits.max_headers.min(storage.len());
         let last = self.last_response.get_or_insert_with(Box::default);
-        let head = match last.parse_uninit(&mut self.scanner, input, &mut slots[..n], limits) {
+        let head = match last.parse_uninit(&mut self.scanner, input, &mut storage[..n], limits) {
             Ok(Status::Complete(head)) => head,
             Ok(Status::Partial) => {
                 self.received = input.len() as u64;

@@ -17,7 +17,7 @@
 //! | an unread body settled (buffered part checked), drained within `max_drain_bytes`, else close | `server::a_malformed_unread_body_gets_its_status`, `server::an_unread_body_is_drained_after_the_response` | `server_body` |
 //! | `101` hands the connection over with the bytes after the head | `server::upgrade_hands_off_after_the_101` | `server_h2` (h2c upgrade) |
 //! | a drain's `Connection: close` on every response | `server::a_shutdown_closes_after_the_next_response` | `server_drain`, `server_shutdown` |
-//! | more fields than the stack holds | `server::more_fields_than_slots_asks_for_more` | `server_limits` |
+//! | more fields than the stack holds | `server::more_fields_than_storage_asks_for_more` | `server_limits` |
 //! | the end of input between requests, inside a head, inside a body | `server::keep_alive_pipelining_and_close`, `server::bodies_read_settled_and_drained` | `server_fixed` (half-closed client) |
 //! | the first head timed from the connection's start, later heads from their first byte | `timers::the_first_head_is_timed_from_the_start_later_ones_from_their_first_byte` | `server_limits`, `server_fixed` |
 //! | the keep-alive timeout | `timers::an_idle_connection_times_out` | `server_fixed`, `server_limits` |

@@ -7,12 +7,12 @@ fn shown(r: &Result<Status<RequestHead<'_, '_>>, ParseError>) -> String {
 }
 
 /// Parses `buf` through `last` and checks the outcome against a stateless parse.
-fn check(last: &mut LastHead, buf: &[u8], limits: &Limits, slots: usize) -> String {
+fn check(last: &mut LastHead, buf: &[u8], limits: &Limits, room: usize) -> String {
     let mut scanner = HeadScanner::new();
     let mut a = [const { MaybeUninit::uninit() }; 40];
     let mut b = [const { MaybeUninit::uninit() }; 40];
-    let memo = last.parse_uninit(&mut scanner, buf, &mut a[..slots], limits);
-    let plain = parse_request_uninit(buf, &mut b[..slots], limits);
+    let memo = last.parse_uninit(&mut scanner, buf, &mut a[..room], limits);
+    let plain = parse_request_uninit(buf, &mut b[..room], limits);
     assert_eq!(shown(&memo), shown(&plain), "{}", String::from_utf8_lossy(buf));
     if let (Ok(Status::Complete(m)), Ok(Status::Complete(p))) = (&memo, &plain) {
         // Every span is cut from this input, where the parser would cut it.
@@ -83,7 +83,7 @@ fn any_other_bytes_get_the_parsers_outcome() {
 }
 
 #[test]
-fn other_limits_or_fewer_slots_get_the_parsers_verdict() {
+fn other_limits_or_less_storage_get_the_parsers_verdict() {
     let head: &[u8] = b"GET /abcdef HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\n\r\n";
     let mut last = LastHead::new();
     check(&mut last, head, &Limits::default(), 40);
@@ -127,16 +127,16 @@ fn a_repeat_ends_a_pending_scan_and_counts_as_work() {
     let mut last = LastHead::new();
     check(&mut last, head, &limits, 40);
     let mut scanner = HeadScanner::new();
-    let mut slots = [const { MaybeUninit::uninit() }; 8];
+    let mut storage = [const { MaybeUninit::uninit() }; 8];
     // A trickled head leaves the scanner pending; the repeat completes it.
-    let partial = last.parse_uninit(&mut scanner, &head[..10], &mut slots, &limits);
+    let partial = last.parse_uninit(&mut scanner, &head[..10], &mut storage, &limits);
     assert!(matches!(partial, Ok(Status::Partial)));
     let before = scanner.work();
-    let done = last.parse_uninit(&mut scanner, head, &mut slots, &limits);
+    let done = last.parse_uninit(&mut scanner, head, &mut storage, &limits);
     assert!(matches!(done, Ok(Status::Complete(h)) if h.len == head.len()));
     assert_eq!(scanner.work(), before + head.len() as u64);
     // The scanner starts the next head fresh: a bad line is refused at once.
-    let next = scanner.parse_uninit(b"GET / HTTP/1.1\r\nBad Name: x\r\n", &mut slots, &limits);
+    let next = scanner.parse_uninit(b"GET / HTTP/1.1\r\nBad Name: x\r\n", &mut storage, &limits);
     assert_eq!(next.err(), Some(ParseError::WhitespaceBeforeColon));
 }
 

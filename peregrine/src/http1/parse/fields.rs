@@ -3,23 +3,23 @@
 //! identified in the same pass.
 
 use super::Stop;
-use crate::http1::head::slots::Slots;
+use crate::http1::head::storage::HeaderStorage;
 use crate::http1::simd::{self, Kernel};
 use crate::http1::{Header, HeaderId, KNOWN_HEADERS, KnownHeaders, ParseError};
 
 /// The header section: `*( field-line CRLF ) CRLF` (RFC 9112 §2.1, §5), its fields pushed to
-/// `slots` (already limited to `max_headers`). Returns the head length and the identified
+/// `storage` (already limited to `max_headers`). Returns the head length and the identified
 /// fields.
 #[inline(always)]
 pub(super) fn fields<'b, K: Kernel>(
     k: K,
     buf: &'b [u8],
     mut pos: usize,
-    slots: &mut Slots<'b, '_>,
+    storage: &mut HeaderStorage<'b, '_>,
 ) -> Result<(usize, KnownHeaders), Stop> {
     let mut known = KnownHeaders::EMPTY;
     loop {
-        let n = slots.len();
+        let n = storage.len();
         // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5)
         // The usual line is settled by the kernel in one step; anything else (the empty line
         // ending the head, an error, an incomplete line) gets its verdict out of line.
@@ -57,7 +57,7 @@ pub(super) fn fields<'b, K: Kernel>(
         }
         let id = identify(line, name.len());
         // RFC 6585 §5 (431): too many fields.
-        if !slots.push(Header { name, value, id }) {
+        if !storage.push(Header { name, value, id }) {
             return Err(Stop::Fail(ParseError::TooManyHeaders));
         }
         // Taken together with identification's own branches (most names leave it early as

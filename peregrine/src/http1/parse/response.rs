@@ -10,7 +10,7 @@
 
 use super::fields::fields;
 use super::{Stop, skip_empty_lines, version};
-use crate::http1::head::slots::Slots;
+use crate::http1::head::storage::HeaderStorage;
 use crate::http1::simd::{self, CLASS, Job, Kernel, VALUE};
 use crate::http1::{Header, KnownHeaders, Limits, ParseError, ResponseHead, Status, Version};
 use std::mem::MaybeUninit;
@@ -58,7 +58,7 @@ pub fn parse_response<'b, 'h>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<ResponseHead<'b, 'h>>, ParseError> {
-    simd::dispatch(ResponseJob { buf, slots: Slots::init(headers), limits })
+    simd::dispatch(ResponseJob { buf, storage: HeaderStorage::init(headers), limits })
 }
 
 /// [`parse_response`] into uninitialised header storage: the same parse, without first filling
@@ -87,12 +87,12 @@ pub fn parse_response_uninit<'b, 'h>(
     headers: &'h mut [MaybeUninit<Header<'b>>],
     limits: &Limits,
 ) -> Result<Status<ResponseHead<'b, 'h>>, ParseError> {
-    simd::dispatch(ResponseJob { buf, slots: Slots::uninit(headers), limits })
+    simd::dispatch(ResponseJob { buf, storage: HeaderStorage::uninit(headers), limits })
 }
 
 struct ResponseJob<'b, 'h, 'l> {
     buf: &'b [u8],
-    slots: Slots<'b, 'h>,
+    storage: HeaderStorage<'b, 'h>,
     limits: &'l Limits,
 }
 
@@ -105,13 +105,13 @@ impl<'b, 'h> Job for ResponseJob<'b, 'h, '_> {
         // As for requests: only the first `max_head_bytes` may hold the head.
         let over = self.buf.len() > limits.max_head_bytes;
         let buf = if over { &self.buf[..limits.max_head_bytes] } else { self.buf };
-        let mut slots = self.slots.limit(limits.max_headers);
-        match parts(k, buf, &mut slots) {
+        let mut storage = self.storage.limit(limits.max_headers);
+        match parts(k, buf, &mut storage) {
             Ok((line, (len, known))) => Ok(Status::Complete(ResponseHead {
                 version: line.version,
                 status: line.status,
                 reason: line.reason,
-                headers: slots.into_filled(),
+                headers: storage.into_filled(),
                 known,
                 len,
             })),
@@ -136,14 +136,14 @@ struct Line<'b> {
 fn parts<'b, K: Kernel>(
     k: K,
     buf: &'b [u8],
-    slots: &mut Slots<'b, '_>,
+    storage: &mut HeaderStorage<'b, '_>,
 ) -> Result<(Line<'b>, (usize, KnownHeaders)), Stop> {
     // RFC 9112 §2.2 asks a server to ignore empty lines before a request-line; we ignore them
     // before a status line too (some servers send a CRLF too many after a body or after an
     // interim response, and the line is unambiguous). A bare CR or LF is still refused.
     let pos = skip_empty_lines(buf)?;
     let (line, end) = status_line(buf, pos)?;
-    Ok((line, fields(k, buf, end, slots)?))
+    Ok((line, fields(k, buf, end, storage)?))
 }
 
 /// `status-line = HTTP-version SP status-code SP [ reason-phrase ]` CRLF (RFC 9112 §4).

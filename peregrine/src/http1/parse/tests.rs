@@ -11,8 +11,8 @@ type Outcome = Result<Option<usize>, ParseError>;
 fn run(input: &[u8], limits: &Limits) -> Outcome {
     let mut headers = [EMPTY_HEADER; 32];
     let init = parse_request(input, &mut headers, limits);
-    let mut slots = [const { MaybeUninit::uninit() }; 32];
-    let uninit = parse_request_uninit(input, &mut slots, limits);
+    let mut storage = [const { MaybeUninit::uninit() }; 32];
+    let uninit = parse_request_uninit(input, &mut storage, limits);
     assert_eq!(init, uninit, "{:?}", String::from_utf8_lossy(input));
     init.map(|s| s.complete().map(|h| h.len))
 }
@@ -531,8 +531,8 @@ fn accepts_and_borrows_every_part() {
             .complete()
             .unwrap_or_else(|| panic!("RFC {}: partial", c.rfc));
         // Uninitialised storage gives the same head, borrowing the same input.
-        let mut slots = [const { MaybeUninit::uninit() }; 8];
-        let same = parse_request_uninit(c.input, &mut slots, &Limits::default());
+        let mut storage = [const { MaybeUninit::uninit() }; 8];
+        let same = parse_request_uninit(c.input, &mut storage, &Limits::default());
         assert_eq!(same, Ok(Status::Complete(head)), "{}", c.rfc);
         assert_eq!(head.method, c.method, "{}", c.rfc);
         assert_eq!(head.method_token, c.token, "{}", c.rfc);

@@ -21,7 +21,7 @@ use crate::server::h2::Upgraded;
 use crate::server::ops::Ops;
 use crate::{Method, Version};
 
-/// Header slots on the stack for the first parse attempt; a head with more fields (up to
+/// Headers on the stack for the first parse attempt; a head with more fields (up to
 /// `Limits::max_headers`) is parsed again into a heap array.
 const STACK_HEADERS: usize = 32;
 

@@ -124,8 +124,8 @@ fn responses() {
 #[test]
 fn recv_response_reads_nothing_on_a_server_connection() {
     let mut server = Conn::new(Role::Server, Arc::new(Config::default()), Instant::now());
-    let mut slots = [const { MaybeUninit::uninit() }; 8];
-    let (used, event) = server.recv_response(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n", &mut slots);
+    let mut storage = [const { MaybeUninit::uninit() }; 8];
+    let (used, event) = server.recv_response(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n", &mut storage);
     assert_eq!((used, event.is_none()), (0, true));
 }
 

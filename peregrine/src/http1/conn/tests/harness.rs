@@ -109,9 +109,9 @@ impl Server {
 
     pub(super) fn pump(&mut self) {
         while !self.stopped {
-            let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
+            let mut storage = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
             let (used, step) = {
-                let (used, event) = self.conn.recv(&self.rbuf, &mut slots, None);
+                let (used, event) = self.conn.recv(&self.rbuf, &mut storage, None);
                 (used, event.map(|e| describe(&e)))
             };
             let step = match step {
@@ -309,14 +309,18 @@ impl Client {
         }
     }
 
-    /// Reads what `rbuf` holds with `slots`, as the client is set to.
+    /// Reads what `rbuf` holds with `storage`, as the client is set to.
     fn recv<'b, 'h>(
         conn: &mut Conn,
         response_only: bool,
         rbuf: &'b [u8],
-        slots: &'h mut [MaybeUninit<Header<'b>>],
+        storage: &'h mut [MaybeUninit<Header<'b>>],
     ) -> (usize, Option<Event<'b, 'h>>) {
-        if response_only { conn.recv_response(rbuf, slots) } else { conn.recv(rbuf, slots, None) }
+        if response_only {
+            conn.recv_response(rbuf, storage)
+        } else {
+            conn.recv(rbuf, storage, None)
+        }
     }
 
     /// Sends `method target` with a body of `length` (`body` first), as a minimal encoder
@@ -343,10 +347,10 @@ impl Client {
     pub(super) fn feed(&mut self, bytes: &[u8]) {
         self.rbuf.extend_from_slice(bytes);
         loop {
-            let mut slots = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
+            let mut storage = [const { MaybeUninit::<Header<'_>>::uninit() }; 8];
             let (used, step) = {
                 let (used, event) =
-                    Client::recv(&mut self.conn, self.response_only, &self.rbuf, &mut slots);
+                    Client::recv(&mut self.conn, self.response_only, &self.rbuf, &mut storage);
                 (used, event.map(|e| describe(&e)))
             };
             let (used, step) = match step {

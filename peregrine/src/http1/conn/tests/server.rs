@@ -441,7 +441,7 @@ fn a_shutdown_closes_after_the_next_response() {
 }
 
 #[test]
-fn more_fields_than_slots_asks_for_more() {
+fn more_fields_than_storage_asks_for_more() {
     let mut input = b"GET / HTTP/1.1\r\nHost: t\r\n".to_vec();
     for i in 0..12 {
         input.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());

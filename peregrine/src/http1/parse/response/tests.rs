@@ -16,8 +16,8 @@ type Outcome = Result<Option<Parsed>, ParseError>;
 fn run(input: &[u8], limits: &Limits) -> Outcome {
     let mut headers = [EMPTY_HEADER; 32];
     let init = parse_response(input, &mut headers, limits);
-    let mut slots = [const { MaybeUninit::uninit() }; 32];
-    let uninit = parse_response_uninit(input, &mut slots, limits);
+    let mut storage = [const { MaybeUninit::uninit() }; 32];
+    let uninit = parse_response_uninit(input, &mut storage, limits);
     assert_eq!(init, uninit, "{:?}", String::from_utf8_lossy(input));
     init.map(|s| {
         s.complete().map(|h| {

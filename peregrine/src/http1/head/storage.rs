@@ -1,53 +1,53 @@
 //! The header storage the parser fills, initialised or not.
 //!
-//! A caller may hand the parser `MaybeUninit` slots, so a request does not first pay for
-//! writing placeholder headers it will overwrite (the server's 32-slot stack array is 1.25 KiB
-//! of stores per request otherwise). Unsafe lives here because turning the written prefix back
-//! into `&[Header]` needs it; the parser never sees a `MaybeUninit`.
+//! A caller may hand the parser `MaybeUninit` headers, so a request does not first pay for writing
+//! placeholder headers it will overwrite (the server's stack array of 32 headers is 1.25 KiB of
+//! stores per request otherwise). Unsafe lives here because turning the written prefix back into
+//! `&[Header]` needs it; the parser never sees a `MaybeUninit`.
 #![allow(unsafe_code)]
 
 use super::Header;
 use std::mem::MaybeUninit;
 
-/// Header slots being filled in order: `slots[..filled]` hold written headers.
-pub(crate) struct Slots<'b, 'h> {
-    slots: &'h mut [MaybeUninit<Header<'b>>],
+/// Header storage being filled in order: `headers[..filled]` hold written headers.
+pub(crate) struct HeaderStorage<'b, 'h> {
+    headers: &'h mut [MaybeUninit<Header<'b>>],
     filled: usize,
 }
 
-impl<'b, 'h> Slots<'b, 'h> {
+impl<'b, 'h> HeaderStorage<'b, 'h> {
     /// Fills uninitialised storage.
     #[inline(always)]
-    pub(crate) fn uninit(slots: &'h mut [MaybeUninit<Header<'b>>]) -> Self {
-        Slots { slots, filled: 0 }
+    pub(crate) fn uninit(headers: &'h mut [MaybeUninit<Header<'b>>]) -> Self {
+        HeaderStorage { headers, filled: 0 }
     }
 
     /// Fills initialised storage (overwriting its headers in place).
     #[inline(always)]
-    pub(crate) fn init(slots: &'h mut [Header<'b>]) -> Self {
-        let len = slots.len();
-        let ptr = slots.as_mut_ptr().cast::<MaybeUninit<Header<'b>>>();
+    pub(crate) fn init(headers: &'h mut [Header<'b>]) -> Self {
+        let len = headers.len();
+        let ptr = headers.as_mut_ptr().cast::<MaybeUninit<Header<'b>>>();
         // SAFETY: `MaybeUninit<T>` has the layout of `T`, and `ptr` covers `len` elements of
         // the exclusively borrowed slice for `'h`. The view is only ever written with whole,
         // initialised `Header`s (`push`), so the caller's slice stays initialised.
-        let slots = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
-        Slots { slots, filled: 0 }
+        let headers = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        HeaderStorage { headers, filled: 0 }
     }
 
-    /// Keeps at most `max` slots (the rest are never written).
+    /// Keeps room for at most `max` headers (the rest are never written).
     #[inline(always)]
     pub(crate) fn limit(self, max: usize) -> Self {
-        let Slots { slots, filled } = self;
-        let max = max.min(slots.len());
-        Slots { slots: &mut slots[..max], filled }
+        let HeaderStorage { headers, filled } = self;
+        let max = max.min(headers.len());
+        HeaderStorage { headers: &mut headers[..max], filled }
     }
 
-    /// Appends `h`; `false` when every slot is taken.
+    /// Appends `h`; `false` when the storage is full.
     #[inline(always)]
     pub(crate) fn push(&mut self, h: Header<'b>) -> bool {
-        match self.slots.get_mut(self.filled) {
-            Some(slot) => {
-                slot.write(h);
+        match self.headers.get_mut(self.filled) {
+            Some(free) => {
+                free.write(h);
                 self.filled += 1;
                 true
             }
@@ -64,10 +64,10 @@ impl<'b, 'h> Slots<'b, 'h> {
     /// The pushed headers.
     #[inline(always)]
     pub(crate) fn into_filled(self) -> &'h [Header<'b>] {
-        let filled = self.filled.min(self.slots.len());
-        let (written, _) = self.slots.split_at(filled);
+        let filled = self.filled.min(self.headers.len());
+        let (written, _) = self.headers.split_at(filled);
         let ptr = written.as_ptr().cast::<Header<'b>>();
-        // SAFETY: `push` wrote an initialised `Header` into each of the first `filled` slots
+        // SAFETY: `push` wrote an initialised `Header` into each of the first `filled` elements
         // (and `filled` never exceeds the slice), `MaybeUninit<T>` has the layout of `T`, and
         // the shared borrow keeps the `'h` exclusive borrow alive, so nothing can write them.
         unsafe { std::slice::from_raw_parts(ptr, filled) }
@@ -84,9 +84,9 @@ mod tests {
     }
 
     #[test]
-    fn uninit_slots_fill_in_order_and_stop_when_full() {
+    fn uninit_storage_fills_in_order_and_stops_when_full() {
         let mut storage = [const { MaybeUninit::uninit() }; 4];
-        let mut s = Slots::uninit(&mut storage).limit(2);
+        let mut s = HeaderStorage::uninit(&mut storage).limit(2);
         assert!(s.push(h("a")));
         assert!(s.push(h("b")));
         assert!(!s.push(h("c")));
@@ -96,9 +96,9 @@ mod tests {
     }
 
     #[test]
-    fn init_slots_overwrite_in_place() {
+    fn init_storage_is_overwritten_in_place() {
         let mut storage = [EMPTY_HEADER; 3];
-        let mut s = Slots::init(&mut storage);
+        let mut s = HeaderStorage::init(&mut storage);
         assert!(s.push(h("x")));
         assert_eq!(s.into_filled(), &[h("x")]);
         assert_eq!(storage[0], h("x"));
