@@ -21,13 +21,14 @@ impl ServeDir {
         let inline = self.cache.is_some();
         let mut siblings = [None, None, None];
         if self.precompressed {
-            for (slot, c) in siblings.iter_mut().zip(Coding::ALL) {
+            for (sibling, c) in siblings.iter_mut().zip(Coding::ALL) {
                 let mut p = full.as_os_str().to_owned();
                 p.push(c.extension());
-                *slot = match resolve::open_beneath(&self.root, Path::new(&p), self.hide_dotfiles) {
-                    Ok(o) if o.meta.is_file() => Some(repr(o, Some(c), inline)),
-                    _ => None,
-                };
+                *sibling =
+                    match resolve::open_beneath(&self.root, Path::new(&p), self.hide_dotfiles) {
+                        Ok(o) if o.meta.is_file() => Some(repr(o, Some(c), inline)),
+                        _ => None,
+                    };
             }
         }
         let content_type = content_type::value_for_path(full);

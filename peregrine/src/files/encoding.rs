@@ -84,7 +84,7 @@ pub(crate) fn preferred(accept_encoding: Option<&[u8]>) -> Preference {
             continue;
         }
         let weight = weight(parts);
-        let slot = if coding.eq_ignore_ascii_case(b"br") {
+        let kept = if coding.eq_ignore_ascii_case(b"br") {
             &mut q[0]
         } else if coding.eq_ignore_ascii_case(b"zstd") {
             &mut q[1]
@@ -98,7 +98,7 @@ pub(crate) fn preferred(accept_encoding: Option<&[u8]>) -> Preference {
             continue;
         };
         // A repeated coding keeps its first weight.
-        slot.get_or_insert(weight);
+        kept.get_or_insert(weight);
     }
     let floor = identity.unwrap_or(0);
     let mut ranked = Coding::ALL.map(|c| (q[c.index()].or(star).unwrap_or(0), c));

@@ -38,12 +38,13 @@ const MAX_DIRS: usize = 256;
 /// Cached listings by real directory path; shared by clones of a `ServeDir`.
 #[derive(Debug, Default)]
 pub(crate) struct Listings {
-    map: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+    map: Mutex<HashMap<PathBuf, Arc<ListingCell>>>,
 }
 
-/// One directory's listing; its lock is held while it is (re)built, so a build runs once.
+/// One directory's listing, cached; its lock is held while it is (re)built, so a build runs
+/// once.
 #[derive(Debug, Default)]
-struct Slot {
+struct ListingCell {
     listing: Mutex<Option<Arc<Listing>>>,
 }
 
@@ -67,13 +68,13 @@ fn fresh(l: &Listing, modified: Option<SystemTime>, now: Instant) -> bool {
 }
 
 impl Listings {
-    fn slot(&self, dir: &Path) -> Arc<Slot> {
+    fn cell(&self, dir: &Path) -> Arc<ListingCell> {
         let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(s) = map.get(dir) {
             return s.clone();
         }
         if map.len() >= MAX_DIRS {
-            // Drop the slot whose listing is oldest (or empty).
+            // Drop the cell whose listing is oldest (or empty).
             let oldest = map
                 .iter()
                 .min_by_key(|(_, s)| {
@@ -95,13 +96,13 @@ impl Listings {
         query: &[u8],
         may_block: bool,
     ) -> io::Result<Option<Rendered>> {
-        let slot = self.slot(dir.real);
+        let cell = self.cell(dir.real);
         let now = Instant::now();
         let listing = {
             let guard = if may_block {
-                slot.listing.lock().unwrap_or_else(PoisonError::into_inner)
+                cell.listing.lock().unwrap_or_else(PoisonError::into_inner)
             } else {
-                match slot.listing.try_lock() {
+                match cell.listing.try_lock() {
                     Ok(g) => g,
                     // Being built: wait for it off the worker.
                     Err(_) => return Ok(None),
