@@ -85,42 +85,42 @@ const WORDS: [(u64, u64, Method, u8); 9] = [
 
 /// Multiplier of the perfect hash: the first four bytes of the nine methods ("GET ", "HEAD",
 /// "POST", "PUT ", "DELE", "CONN", "OPTI", "TRAC", "PATC") times this, top four bits of the
-/// 32-bit product, are nine distinct slots of [`SLOTS`] (asserted when the table is built).
+/// 32-bit product, are nine distinct buckets of [`BUCKETS`] (asserted when the table is built).
 const HASH_MUL: u32 = 0x2265_b1f5;
 
-/// The slot of a line whose first eight bytes are `w`.
+/// The bucket of a line whose first eight bytes are `w`.
 #[inline(always)]
-const fn slot(w: u64) -> usize {
+const fn bucket(w: u64) -> usize {
     ((w as u32).wrapping_mul(HASH_MUL) >> 28) as usize
 }
 
-/// One slot of the perfect-hash table.
+/// A method in the perfect-hash table.
 #[derive(Clone, Copy)]
-struct Slot {
+struct MethodEntry {
     /// The method and its space, little-endian, zero-padded.
     word: u64,
-    /// Covers the bytes of `word`. Empty slots have `mask == 0` and `word == 1`, which no line
+    /// Covers the bytes of `word`. Empty buckets have `mask == 0` and `word == 1`, which no line
     /// can match.
     mask: u64,
     method: Method,
     len: u8,
 }
 
-const fn build_slots() -> [Slot; 16] {
-    let mut t = [Slot { word: 1, mask: 0, method: Method::Extension, len: 0 }; 16];
+const fn build_buckets() -> [MethodEntry; 16] {
+    let mut t = [MethodEntry { word: 1, mask: 0, method: Method::Extension, len: 0 }; 16];
     let mut i = 0;
     while i < WORDS.len() {
         let (word, mask, method, len) = WORDS[i];
-        let s = slot(word);
+        let s = bucket(word);
         assert!(t[s].mask == 0, "HASH_MUL is not a perfect hash of the methods");
-        t[s] = Slot { word, mask, method, len };
+        t[s] = MethodEntry { word, mask, method, len };
         i += 1;
     }
     t
 }
 
-/// The nine standard methods, each in the slot its first four bytes hash to.
-static SLOTS: [Slot; 16] = build_slots();
+/// The nine standard methods, each in the bucket its first four bytes hash to.
+static BUCKETS: [MethodEntry; 16] = build_buckets();
 
 impl Method {
     /// Recognises a standard method at the start of a request line.
@@ -137,7 +137,7 @@ impl Method {
         // One multiply picks the only method the line can be; one masked compare confirms it.
         // No data-dependent branch before the result, so a random mix of methods costs the
         // same as a run of GETs.
-        let s = SLOTS[slot(w)];
+        let s = BUCKETS[bucket(w)];
         (w & s.mask == s.word).then_some((s.method, usize::from(s.len)))
     }
 
@@ -151,7 +151,7 @@ impl Method {
             return Method::Extension;
         }
         let w = word_of(token) | (u64::from(b' ') << (token.len() * 8));
-        let s = SLOTS[slot(w)];
+        let s = BUCKETS[bucket(w)];
         if s.mask == mask(token.len() + 1) && w == s.word { s.method } else { Method::Extension }
     }
 
@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn hash_table_holds_all_nine_methods_rfc9110_9() {
         let mut seen = 0;
-        for s in SLOTS.iter().filter(|s| s.mask != 0) {
+        for s in BUCKETS.iter().filter(|s| s.mask != 0) {
             let text = s.method.as_str().unwrap();
             assert_eq!(usize::from(s.len), text.len());
             assert_eq!(s.word, word(format!("{text} ").as_bytes()));
