@@ -1,11 +1,11 @@
 //! [`Client`](super::Client) requests over a shared HTTP/2 connection: the connection sits
-//! behind a mutex with a slot per request; a task spawned on the runtime that opened it reads
-//! the socket and files each event in its request's slot, waking whoever waits there. A
-//! request encodes itself into the connection under the lock (no channel, no copy of the
-//! request), streams its own body, and waits on its slot for the head; its response body reads
-//! from the slot.
+//! behind a mutex with an exchange per request (what its response has brought so far); a task
+//! spawned on the runtime that opened it reads the socket and files each event in its
+//! request's exchange, waking whoever waits there. A request encodes itself into the
+//! connection under the lock (no channel, no copy of the request), streams its own body, and
+//! waits on its exchange for the head; its response body reads from the exchange.
 //!
-//! Backpressure: body bytes wait in their slots up to [`MAX_BUFFERED`] per connection; past
+//! Backpressure: body bytes wait in their exchanges up to [`MAX_BUFFERED`] per connection; past
 //! that the task stops reading the socket until readers catch up, so a slow reader slows the
 //! connection's other streams too (the windows are released as bytes are filed).
 
@@ -27,7 +27,7 @@ use super::response;
 use crate::body::{Body, BodyError, BodyErrorKind, Receive};
 use crate::response::Response;
 
-/// Body bytes filed in slots beyond which the task stops reading.
+/// Body bytes filed in exchanges beyond which the task stops reading.
 pub(crate) const MAX_BUFFERED: usize = 4 * 1024 * 1024;
 
 /// One HTTP/2 connection shared by the client's requests.
@@ -37,9 +37,9 @@ pub(crate) struct Shared {
 
 struct State {
     conn: Connection,
-    slots: Vec<Slot>,
+    exchanges: Vec<Exchange>,
     free: Vec<u16>,
-    /// Requests using the connection (a slot each).
+    /// Requests using the connection (an exchange each).
     active: usize,
     task: Option<Waker>,
     closed: Option<Error>,
@@ -47,8 +47,10 @@ struct State {
     throttled: bool,
 }
 
+/// One request's exchange: its response's head, body and trailers as they arrive, and who
+/// waits for them.
 #[derive(Default)]
-struct Slot {
+struct Exchange {
     generation: u16,
     used: bool,
     id: Option<RequestId>,
@@ -62,11 +64,11 @@ struct Slot {
     /// The request streaming its body, waiting for window.
     writer: Option<Waker>,
     writable: bool,
-    /// The head was taken: the response (and its body) own the slot now.
+    /// The head was taken: the response (and its body) own the exchange now.
     delivered: bool,
 }
 
-impl Slot {
+impl Exchange {
     fn wake(&mut self) {
         if let Some(w) = self.waker.take() {
             w.wake();
@@ -79,7 +81,7 @@ impl Shared {
     pub(crate) fn spawn(conn: Connection, idle_timeout: Duration) -> Arc<Shared> {
         let state = State {
             conn,
-            slots: Vec::new(),
+            exchanges: Vec::new(),
             free: Vec::new(),
             active: 0,
             task: None,
@@ -144,16 +146,16 @@ impl Shared {
         }
         let head = poll_fn(|cx| {
             let mut st = self.lock();
-            let Some(slot) = st.slot(key) else {
+            let Some(ex) = st.exchange(key) else {
                 return Poll::Ready(Err(Error::new(Kind::Closed, "the request was dropped")));
             };
-            match slot.head.take() {
+            match ex.head.take() {
                 Some(r) => {
-                    slot.delivered = true;
+                    ex.delivered = true;
                     Poll::Ready(r)
                 }
                 None => {
-                    slot.waker = Some(cx.waker().clone());
+                    ex.waker = Some(cx.waker().clone());
                     Poll::Pending
                 }
             }
@@ -194,13 +196,13 @@ impl Shared {
                     if at == chunk.len() {
                         return Poll::Ready(Ok(true));
                     }
-                    match st.slot(key) {
-                        Some(slot) if slot.writable => {
-                            slot.writable = false;
+                    match st.exchange(key) {
+                        Some(ex) if ex.writable => {
+                            ex.writable = false;
                             Poll::Ready(Ok(false))
                         }
-                        Some(slot) => {
-                            slot.writer = Some(cx.waker().clone());
+                        Some(ex) => {
+                            ex.writer = Some(cx.waker().clone());
                             Poll::Pending
                         }
                         None => Poll::Ready(Err(Error::new(Kind::Closed, "the connection closed"))),
@@ -218,7 +220,7 @@ impl Shared {
     }
 }
 
-/// Frees a request's slot (and resets its stream) if its future is dropped before the head.
+/// Frees a request's exchange (and resets its stream) if its future is dropped before the head.
 struct Guard<'a> {
     shared: &'a Arc<Shared>,
     key: u32,
@@ -228,7 +230,7 @@ struct Guard<'a> {
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.shared.release_slot(self.key);
+            self.shared.release(self.key);
         }
     }
 }
@@ -238,29 +240,29 @@ impl State {
         let index = match self.free.pop() {
             Some(i) => usize::from(i),
             None => {
-                self.slots.push(Slot::default());
-                self.slots.len() - 1
+                self.exchanges.push(Exchange::default());
+                self.exchanges.len() - 1
             }
         };
-        let slot = &mut self.slots[index];
-        let generation = slot.generation.wrapping_add(1);
-        *slot = Slot { generation, used: true, id: Some(id), ..Slot::default() };
+        let ex = &mut self.exchanges[index];
+        let generation = ex.generation.wrapping_add(1);
+        *ex = Exchange { generation, used: true, id: Some(id), ..Exchange::default() };
         self.active += 1;
         (u32::from(generation) << 16) | index as u32
     }
 
-    fn slot(&mut self, key: u32) -> Option<&mut Slot> {
+    fn exchange(&mut self, key: u32) -> Option<&mut Exchange> {
         let index = (key & 0xffff) as usize;
         let generation = (key >> 16) as u16;
-        self.slots.get_mut(index).filter(|s| s.used && s.generation == generation)
+        self.exchanges.get_mut(index).filter(|s| s.used && s.generation == generation)
     }
 
     fn close(&mut self, key: u32) {
         let index = key & 0xffff;
-        let Some(slot) = self.slot(key) else { return };
-        let unfinished = slot.id.filter(|_| !slot.ended && slot.error.is_none());
-        let queued: usize = slot.chunks.iter().map(Bytes::len).sum();
-        *slot = Slot { generation: slot.generation, ..Slot::default() };
+        let Some(ex) = self.exchange(key) else { return };
+        let unfinished = ex.id.filter(|_| !ex.ended && ex.error.is_none());
+        let queued: usize = ex.chunks.iter().map(Bytes::len).sum();
+        *ex = Exchange { generation: ex.generation, ..Exchange::default() };
         self.buffered -= queued.min(self.buffered);
         if let Some(id) = unfinished {
             self.conn.cancel(id);
@@ -273,7 +275,7 @@ impl State {
     }
 }
 
-impl Slot {
+impl Exchange {
     fn fail(&mut self, error: Error) {
         if self.delivered || self.head.is_some() {
             self.error = Some(response::body_error(&error).kind());
@@ -314,9 +316,9 @@ async fn drive(shared: Arc<Shared>, idle_timeout: Duration) {
             match st.conn.poll_event(cx) {
                 Poll::Pending => break,
                 Poll::Ready(Ok(event)) => {
-                    // Split borrows: the event borrows `conn`, the slots are apart.
-                    let State { slots, buffered, .. } = st;
-                    file_into(slots, buffered, event);
+                    // Split borrows: the event borrows `conn`, the exchanges are apart.
+                    let State { exchanges, buffered, .. } = st;
+                    file_into(exchanges, buffered, event);
                     if st.buffered > MAX_BUFFERED {
                         st.throttled = true;
                     }
@@ -344,55 +346,55 @@ async fn drive(shared: Arc<Shared>, idle_timeout: Duration) {
     .await;
 }
 
-/// [`State::file`] over the slots alone (the connection is borrowed by the event).
-fn file_into(slots: &mut [Slot], buffered: &mut usize, event: Event<'_>) {
-    let mut tmp = Filing { slots, buffered };
+/// [`State::file`] over the exchanges alone (the connection is borrowed by the event).
+fn file_into(exchanges: &mut [Exchange], buffered: &mut usize, event: Event<'_>) {
+    let mut tmp = Filing { exchanges, buffered };
     tmp.file(event);
 }
 
 struct Filing<'a> {
-    slots: &'a mut [Slot],
+    exchanges: &'a mut [Exchange],
     buffered: &'a mut usize,
 }
 
 impl Filing<'_> {
-    fn by_id(&mut self, id: RequestId) -> Option<&mut Slot> {
-        self.slots.iter_mut().find(|s| s.used && s.id == Some(id))
+    fn by_id(&mut self, id: RequestId) -> Option<&mut Exchange> {
+        self.exchanges.iter_mut().find(|s| s.used && s.id == Some(id))
     }
 
     fn file(&mut self, event: Event<'_>) {
         match event {
             Event::Head { id, head } => {
                 let r = response::owned(&head, Body::empty());
-                if let Some(slot) = self.by_id(id) {
-                    slot.head = Some(r);
-                    slot.wake();
+                if let Some(ex) = self.by_id(id) {
+                    ex.head = Some(r);
+                    ex.wake();
                 }
             }
             Event::Data { id, data } => {
                 let n = data.len();
-                if let Some(slot) = self.by_id(id) {
-                    slot.chunks.push_back(Bytes::copy_from_slice(data));
-                    slot.wake();
+                if let Some(ex) = self.by_id(id) {
+                    ex.chunks.push_back(Bytes::copy_from_slice(data));
+                    ex.wake();
                     *self.buffered += n;
                 }
             }
             Event::End { id, trailers } => {
-                if let Some(slot) = self.by_id(id) {
-                    slot.ended = true;
-                    slot.trailers = trailers;
-                    slot.wake();
+                if let Some(ex) = self.by_id(id) {
+                    ex.ended = true;
+                    ex.trailers = trailers;
+                    ex.wake();
                 }
             }
             Event::Failed { id, error } => {
-                if let Some(slot) = self.by_id(id) {
-                    slot.fail(error);
+                if let Some(ex) = self.by_id(id) {
+                    ex.fail(error);
                 }
             }
             Event::Writable { id } => {
-                if let Some(slot) = self.by_id(id) {
-                    slot.writable = true;
-                    if let Some(w) = slot.writer.take() {
+                if let Some(ex) = self.by_id(id) {
+                    ex.writable = true;
+                    if let Some(w) = ex.writer.take() {
                         w.wake();
                     }
                 }
@@ -404,15 +406,15 @@ impl Filing<'_> {
 impl State {
     /// The connection failed: every request still waiting gets the error.
     fn fail_all(&mut self, e: Error) {
-        for slot in self.slots.iter_mut().filter(|s| s.used && !s.ended) {
-            slot.fail(e.shallow_clone().maybe_processed());
+        for ex in self.exchanges.iter_mut().filter(|s| s.used && !s.ended) {
+            ex.fail(e.shallow_clone().maybe_processed());
         }
         self.closed = Some(e);
     }
 }
 
 impl Shared {
-    fn release_slot(&self, key: u32) {
+    fn release(&self, key: u32) {
         self.lock().close(key);
     }
 }
@@ -421,10 +423,10 @@ impl Receive for Shared {
     fn poll_chunk(&self, key: u32, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        let Some(slot) = st.slot(key) else {
+        let Some(ex) = st.exchange(key) else {
             return Poll::Ready(Some(Err(BodyError::new(BodyErrorKind::Detached))));
         };
-        if let Some(chunk) = slot.chunks.pop_front() {
+        if let Some(chunk) = ex.chunks.pop_front() {
             st.buffered -= chunk.len().min(st.buffered);
             if st.throttled && st.buffered <= MAX_BUFFERED / 2 {
                 st.throttled = false;
@@ -434,26 +436,26 @@ impl Receive for Shared {
             }
             return Poll::Ready(Some(Ok(chunk)));
         }
-        if let Some(kind) = slot.error {
+        if let Some(kind) = ex.error {
             return Poll::Ready(Some(Err(BodyError::new(kind))));
         }
-        if slot.ended {
+        if ex.ended {
             return Poll::Ready(None);
         }
-        slot.waker = Some(cx.waker().clone());
+        ex.waker = Some(cx.waker().clone());
         Poll::Pending
     }
 
     fn size_hint(&self, key: u32) -> Option<u64> {
         let mut st = self.lock();
-        let slot = st.slot(key)?;
-        (slot.ended && slot.chunks.is_empty()).then_some(0)
+        let ex = st.exchange(key)?;
+        (ex.ended && ex.chunks.is_empty()).then_some(0)
     }
 
     fn take_trailers(&self, key: u32) -> Option<HeaderMap> {
         let mut st = self.lock();
-        let slot = st.slot(key)?;
-        if slot.ended && slot.chunks.is_empty() { slot.trailers.take() } else { None }
+        let ex = st.exchange(key)?;
+        if ex.ended && ex.chunks.is_empty() { ex.trailers.take() } else { None }
     }
 
     fn dropped(&self, key: u32) {

@@ -47,7 +47,7 @@
 //! - An HTTP/2 connection is shared by concurrent requests: it sits behind a mutex, and a task
 //!   spawned (with `tokio::spawn`) on the runtime that opened it reads the socket and files
 //!   events per request; a request encodes itself into the connection under the lock and
-//!   waits for its slot. **The cost**: the mutex (uncontended: a few tens of nanoseconds),
+//!   waits on its exchange. **The cost**: the mutex (uncontended: a few tens of nanoseconds),
 //!   and two task wake-ups per request (the connection task's, then the requester's), which
 //!   cross threads when the requester runs on another runtime thread; and the connection
 //!   lives on the runtime that opened it (if that runtime shuts down, the connection ends and
