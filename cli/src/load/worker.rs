@@ -4,7 +4,7 @@
 //!
 //! The hot path of a request allocates nothing: the request's fields are borrowed from the
 //! plan, prepared once per connection, and the connection re-sends the bytes it encoded for the
-//! previous identical request; the in-flight slots are a vector of fixed capacity; the
+//! previous identical request; the requests in flight are a vector of fixed capacity; the
 //! histograms are allocated once. Per request: one clock read when it is sent (the head's and
 //! the end's times are the connection's read time, `Connection::received_at`, which it reads
 //! once per read), a histogram record, and a store to a counter the progress line reads.
@@ -183,7 +183,7 @@ impl LazyNow {
 }
 
 /// A request in flight.
-struct Slot {
+struct InFlight {
     id: RequestId,
     /// Where its latency counts from: when it was sent, or in an open loop when it was due.
     start: Instant,
@@ -207,7 +207,7 @@ async fn drive(
     let fields: Vec<(&str, &[u8])> =
         plan.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
     let cap = plan.pipeline.max(plan.streams) as usize;
-    let mut slots: Vec<Slot> = Vec::with_capacity(cap);
+    let mut in_flight: Vec<InFlight> = Vec::with_capacity(cap);
     let conns = f64::from(plan.connections);
     // Open loop: each connection sends rate/conns per second, schedules staggered.
     let interval = plan.rate.map(|r| Duration::from_secs_f64(conns / r));
@@ -236,7 +236,7 @@ async fn drive(
         let mut clock = LazyNow(None);
         let mut failed = None;
         loop {
-            let room = slots.len() < depth && c.can_send(plan.method_tag);
+            let room = in_flight.len() < depth && c.can_send(plan.method_tag);
             let (due_start, late) = match due {
                 None if !room => break,
                 None => (None, false),
@@ -247,7 +247,7 @@ async fn drive(
                 }
             };
             if !room {
-                // Due with no free slot: late, whenever it goes.
+                // Due with no room in flight: late, whenever it goes.
                 due_late = true;
                 break;
             }
@@ -270,7 +270,7 @@ async fn drive(
             match sent {
                 Ok(id) => {
                     let start = due_start.unwrap_or_else(|| Instant::from_std(c.sent_at()));
-                    slots.push(Slot { id, start, recording, status: 0, bytes: 0 });
+                    in_flight.push(InFlight { id, start, recording, status: 0, bytes: 0 });
                     if recording {
                         let mut stats = thread.stats.borrow_mut();
                         stats.sent += 1;
@@ -288,12 +288,12 @@ async fn drive(
             if recording {
                 thread.error(ErrorKind::of(&e), 1);
             }
-            lose(&thread, &mut slots, &e);
+            lose(&thread, &mut in_flight, &e);
             conn = None;
             sleep(RECONNECT_PAUSE).await;
             continue;
         }
-        if slots.is_empty() {
+        if in_flight.is_empty() {
             if thread.spent() {
                 return;
             }
@@ -306,37 +306,37 @@ async fn drive(
             }
             continue;
         }
-        // Wait for the connection, or in an open loop with a free slot, for the next due time.
+        // Wait for the connection, or in an open loop with room in flight, for the next due time.
         let outcome = match due {
-            Some(d) if slots.len() < depth && !thread.spent() => {
+            Some(d) if in_flight.len() < depth && !thread.spent() => {
                 tokio::select! {
                     biased;
                     event = c.next_event() => {
                         let got = event.map(Got::of);
-                        on_event(&thread, &mut slots, got, c.received_at())
+                        on_event(&thread, &mut in_flight, got, c.received_at())
                     }
                     _ = sleep_until(d) => Ok(()),
                 }
             }
             _ => {
                 let got = c.next_event().await.map(Got::of);
-                on_event(&thread, &mut slots, got, c.received_at())
+                on_event(&thread, &mut in_flight, got, c.received_at())
             }
         };
         if let Err(e) = outcome {
-            lose(&thread, &mut slots, &e);
+            lose(&thread, &mut in_flight, &e);
             conn = None;
         }
     }
 }
 
 /// Counts the requests in flight on a failed connection as errors of its kind.
-fn lose(thread: &Thread, slots: &mut Vec<Slot>, e: &Error) {
-    let n = slots.iter().filter(|s| s.recording).count() as u64;
+fn lose(thread: &Thread, in_flight: &mut Vec<InFlight>, e: &Error) {
+    let n = in_flight.iter().filter(|s| s.recording).count() as u64;
     if n > 0 {
         thread.error(ErrorKind::of(e), n);
     }
-    slots.clear();
+    in_flight.clear();
 }
 
 /// What the load loop keeps of an event: no borrow of the connection, which it asks next for
@@ -365,16 +365,16 @@ impl Got {
 /// as the error.
 fn on_event(
     thread: &Thread,
-    slots: &mut Vec<Slot>,
+    in_flight: &mut Vec<InFlight>,
     got: Result<Got, Error>,
     arrived: std::time::Instant,
 ) -> Result<(), Error> {
-    let find = |slots: &[Slot], id: RequestId| slots.iter().position(|s| s.id == id);
+    let find = |in_flight: &[InFlight], id: RequestId| in_flight.iter().position(|s| s.id == id);
     let since =
         |start: Instant| micros(Instant::from_std(arrived).saturating_duration_since(start));
     match got? {
         Got::Head { id, status } => {
-            if let Some(s) = find(slots, id).and_then(|i| slots.get_mut(i)) {
+            if let Some(s) = find(in_flight, id).and_then(|i| in_flight.get_mut(i)) {
                 s.status = status;
                 if s.recording {
                     let ttfb = since(s.start);
@@ -383,13 +383,13 @@ fn on_event(
             }
         }
         Got::Data { id, len } => {
-            if let Some(s) = find(slots, id).and_then(|i| slots.get_mut(i)) {
+            if let Some(s) = find(in_flight, id).and_then(|i| in_flight.get_mut(i)) {
                 s.bytes += len as u64;
             }
         }
         Got::End { id } => {
-            if let Some(i) = find(slots, id) {
-                let s = slots.swap_remove(i);
+            if let Some(i) = find(in_flight, id) {
+                let s = in_flight.swap_remove(i);
                 if s.recording {
                     let latency = since(s.start);
                     let mut stats = thread.stats.borrow_mut();
@@ -403,8 +403,8 @@ fn on_event(
             }
         }
         Got::Failed { id, error } => {
-            if let Some(i) = find(slots, id) {
-                if slots.swap_remove(i).recording {
+            if let Some(i) = find(in_flight, id) {
+                if in_flight.swap_remove(i).recording {
                     thread.error(ErrorKind::of(&error), 1);
                 }
             }
