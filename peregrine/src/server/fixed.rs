@@ -11,7 +11,7 @@
 use bytes::Bytes;
 use http::StatusCode;
 
-use super::h1::template::written;
+use super::h1::last_response::written;
 use crate::Version;
 use crate::body::Body;
 use crate::date::ImfFixdate;

@@ -20,7 +20,7 @@ use super::buffers::BufPool;
 use super::config::Config;
 use super::fixed::Fixed;
 use super::h1::fixed_run::Repeats;
-use super::h1::template::HeadTemplate;
+use super::h1::last_response::LastResponse;
 use super::idle::IdleTable;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
@@ -75,7 +75,7 @@ pub(crate) struct Worker {
     pub(crate) metrics: Option<Arc<WorkerMetrics>>,
     /// The last HTTP/1.1 response head this worker encoded, written again while responses
     /// repeat it (one per worker, not per connection: idle connections carry none).
-    pub(crate) head_template: RefCell<HeadTemplate>,
+    pub(crate) last_response: RefCell<LastResponse>,
     /// The last HTTP/1.1 request head this worker parsed, answering the heads that repeat it
     /// byte for byte without a parse (one per worker, shared by its connections).
     pub(crate) last_head: RefCell<LastHead>,
@@ -125,7 +125,7 @@ impl Worker {
             proxy: None,
             ops: None,
             metrics: None,
-            head_template: RefCell::default(),
+            last_response: RefCell::default(),
             last_head: RefCell::default(),
             repeats: RefCell::default(),
             index,

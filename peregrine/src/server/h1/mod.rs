@@ -26,11 +26,11 @@
 mod body;
 pub(super) mod fixed_run;
 mod handler;
+pub(super) mod last_response;
 mod ops;
 mod requests;
 mod respond;
 mod stream;
-pub(super) mod template;
 
 use std::future::Future;
 use std::io;

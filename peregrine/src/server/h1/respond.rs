@@ -1,10 +1,10 @@
 //! A handler's response into HTTP/1.1 bytes: the head for the plan the wire state decides
-//! (framing, persistence), from the worker's head template when it repeats the last one, and
+//! (framing, persistence), copied from the worker's last response head when it repeats it, and
 //! the body when it is complete and small.
 
 use bytes::Bytes;
 
-use super::template::{HeadKey, written};
+use super::last_response::{HeadKey, written};
 use super::{Close, H1Conn};
 use crate::body::Body;
 use crate::date::ImfFixdate;
@@ -71,8 +71,8 @@ fn encode_response(
     let sent = conn.send_response(code, size, trailers, wbuf, |plan, out| {
         let key = HeadKey::of(plan);
         // A head like the last one this worker encoded is copied from it, with a fresh Date.
-        let mut template = worker.head_template.borrow_mut();
-        if !template.write(key, headers, &date, out) {
+        let mut last = worker.last_response.borrow_mut();
+        if !last.write(key, headers, &date, out) {
             let head = ResponseHeadOut {
                 request_version: plan.version,
                 close: plan.close,
@@ -86,7 +86,7 @@ fn encode_response(
                 headers.iter().filter(|(n, _)| written(n)).map(|(n, v)| (n.as_str(), v.as_bytes()));
             let start = out.len();
             encode_head_typed(&head, fields, plan.length, out)?;
-            template.keep(key, headers, &out[start..]);
+            last.keep(key, headers, &out[start..]);
         }
         match small {
             Some(bytes) if plan.send_body => {

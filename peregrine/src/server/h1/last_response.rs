@@ -1,4 +1,4 @@
-//! A prepared response head: the last head a worker encoded, kept as bytes and written again,
+//! The worker's last response head: the last head it encoded, kept as bytes and written again,
 //! with only its Date refreshed, while responses repeat it (same status, fields, framing and
 //! connection signal). A server answering one route with the same few static fields then
 //! copies one block per response instead of encoding a status line, each field, Date,
@@ -14,8 +14,8 @@ use crate::date::ImfFixdate;
 use crate::http1::framing::BodyLength;
 use crate::response::HeaderList;
 
-/// Heads longer than this are not kept (the template's memory stays bounded).
-const MAX_TEMPLATE: usize = 1024;
+/// Heads longer than this are not kept (the kept head's memory stays bounded).
+const MAX_KEPT: usize = 1024;
 
 /// `Date: ` before the 29-byte IMF-fixdate (RFC 9110 §6.6.1).
 const DATE_PREFIX: &[u8] = b"Date: ";
@@ -49,7 +49,7 @@ impl HeadKey {
 
 /// The last encoded response head and what it was encoded from.
 #[derive(Debug, Default)]
-pub(crate) struct HeadTemplate {
+pub(crate) struct LastResponse {
     /// The head's bytes, from the status line to the empty line; empty when none is kept.
     bytes: Vec<u8>,
     key: Option<HeadKey>,
@@ -65,7 +65,7 @@ pub(crate) fn written(name: &HeaderName) -> bool {
     *name != http::header::CONTENT_LENGTH && *name != http::header::TRANSFER_ENCODING
 }
 
-impl HeadTemplate {
+impl LastResponse {
     /// Appends the kept head to `out` with `date` in its Date line, when it was encoded from
     /// `key` and exactly these fields, in order. False, and nothing appended, otherwise.
     #[inline]
@@ -96,8 +96,8 @@ impl HeadTemplate {
         let start = out.len();
         out.extend_from_slice(&self.bytes);
         let at = start + self.date_line + DATE_PREFIX.len();
-        if let Some(slot) = out.get_mut(at..at + 29) {
-            slot.copy_from_slice(date.as_bytes());
+        if let Some(value) = out.get_mut(at..at + 29) {
+            value.copy_from_slice(date.as_bytes());
         }
         true
     }
@@ -112,7 +112,7 @@ impl HeadTemplate {
         self.key = None;
         self.bytes.clear();
         self.fields.clear();
-        if head.len() > MAX_TEMPLATE {
+        if head.len() > MAX_KEPT {
             return;
         }
         let Some(mut pos) = head.iter().position(|&b| b == b'\n').map(|i| i + 1) else {
@@ -285,7 +285,7 @@ mod tests {
         let first = date(784_111_777);
         let later = date(784_111_999);
         for case in &cases {
-            let mut t = HeadTemplate::default();
+            let mut t = LastResponse::default();
             let kept = list(&kept());
             t.keep(KEY, &kept, &encode(KEY, &kept, &first));
             let headers = list(&case.fields);
@@ -304,7 +304,7 @@ mod tests {
     fn a_head_kept_from_fields_with_a_framing_one_is_written_for_the_same_fields() {
         let d = date(784_111_777);
         let with_cl = list(&[(CONTENT_TYPE, "text/plain"), (CONTENT_LENGTH, "99")]);
-        let mut t = HeadTemplate::default();
+        let mut t = LastResponse::default();
         t.keep(KEY, &with_cl, &encode(KEY, &with_cl, &d));
         let mut out = Vec::new();
         // Kept without the framing field: the same list then misses (safe), the list without
@@ -319,11 +319,11 @@ mod tests {
     fn keeps_no_head_with_its_own_date_or_too_long() {
         let d = date(784_111_777);
         let own = list(&[(DATE, "Sun, 06 Nov 1994 08:49:37 GMT")]);
-        let long_value: &'static str = "a".repeat(MAX_TEMPLATE).leak();
+        let long_value: &'static str = "a".repeat(MAX_KEPT).leak();
         let long = list(&[(HeaderName::from_static("x"), long_value)]);
         let kept = list(&kept());
         for headers in [own, long] {
-            let mut t = HeadTemplate::default();
+            let mut t = LastResponse::default();
             t.keep(KEY, &kept, &encode(KEY, &kept, &d));
             t.keep(KEY, &headers, &encode(KEY, &headers, &d));
             let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! The worker's response head template (`server/h1/template.rs`) against responses that differ
+//! The worker's last response head (`server/h1/last_response.rs`) against responses that differ
 //! from the last one in one part each — status, a field's value, the body's length, a framing
 //! field set by hand, the handler's own Date, HEAD, HTTP/1.0, close — interleaved over two
 //! connections of one worker: every head must be the one the encoder would write for it, never
@@ -182,7 +182,8 @@ fn a_kept_head_is_written_only_for_a_response_that_repeats_it() {
     let server = spawn(varied);
     let mut conns =
         [RawClient::connect(server.local_addr()), RawClient::connect(server.local_addr())];
-    // One at a time, alternating connections (the template is the worker's, shared by both).
+    // One at a time, alternating connections (the last response head is the worker's, shared by
+    // both).
     for (i, case) in cases.iter().enumerate() {
         let c = &mut conns[i % 2];
         c.send(case.request.as_bytes());
