@@ -2,7 +2,7 @@
 //! role, which owns the wire rules (pipelining order and safety, keep-alive, the framing of
 //! bodies both ways, interim responses, the switch after a `101`, the end of input, the read
 //! timeout). Here: request heads encoded with the connection's [`RequestPrelude`] (Host and
-//! default-port decision made once) or copied from the last one ([`Template`]), the `Conn`'s
+//! default-port decision made once) or copied from the last one ([`LastRequest`]), the `Conn`'s
 //! events turned into the connection's [`Ready`] steps, and its errors into the client's.
 //! No I/O here: the connection hands in its buffers.
 
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::event::{FieldSpan, RequestId};
-use super::template::{Reuse, Template};
+use super::last_request::{LastRequest, Reuse};
 use super::{Ready, Step};
 use crate::Method;
 use crate::client::error::{Error, Kind};
@@ -36,7 +36,7 @@ pub(crate) struct H1 {
     /// The request whose body [`H1::send_data`] sends, while it does.
     sending: Option<RequestId>,
     /// The last request head encoded, resent by copy when the next is identical.
-    template: Template,
+    last_request: LastRequest,
 }
 
 fn encode_error(e: EncodeError) -> Error {
@@ -155,7 +155,7 @@ impl H1 {
             prelude,
             spans: Vec::with_capacity(32),
             sending: None,
-            template: Template::default(),
+            last_request: LastRequest::default(),
         }
     }
 
@@ -173,10 +173,10 @@ impl H1 {
         length: Option<u64>,
         out: &mut Vec<u8>,
     ) -> Result<RequestId, Error> {
-        let H1 { conn, prelude, template, .. } = self;
+        let H1 { conn, prelude, last_request, .. } = self;
         let sent = conn.send_request(method, length, body, out, |framing, out| {
             let start = out.len();
-            match template.get(token.as_bytes(), target, fields, length, 0) {
+            match last_request.get(token.as_bytes(), target, fields, length, 0) {
                 Some(Reuse::Whole(head)) => out.extend_from_slice(head),
                 Some(Reuse::Around(before, after)) => {
                     // The method, fields and framing passed before; only the target is new.
@@ -184,7 +184,7 @@ impl H1 {
                     out.extend_from_slice(before);
                     out.extend_from_slice(target.as_bytes());
                     out.extend_from_slice(after);
-                    template.retarget(target, target.as_bytes());
+                    last_request.retarget(target, target.as_bytes());
                 }
                 None => {
                     if method == Method::Extension {
@@ -195,7 +195,13 @@ impl H1 {
                     let head = out.get(start..).unwrap_or_default();
                     // The request line starts with the method's token and a space.
                     let at = token.len() + 1..token.len() + 1 + target.len();
-                    template.keep(token.as_bytes(), target, fields, length, Some((head, 0, at)));
+                    last_request.keep(
+                        token.as_bytes(),
+                        target,
+                        fields,
+                        length,
+                        Some((head, 0, at)),
+                    );
                 }
             }
             Ok(())

@@ -8,7 +8,7 @@ use std::time::Instant;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::event::RequestId;
-use super::template::{Reuse, Template};
+use super::last_request::{LastRequest, Reuse};
 use super::{Ready, Step};
 use crate::Version;
 use crate::client::error::{Error, Kind};
@@ -46,7 +46,7 @@ pub(crate) struct H2 {
     rests: Vec<Rest>,
     going_away: bool,
     /// The last request's header block, resent by copy when the next is identical.
-    template: Template,
+    last_request: LastRequest,
 }
 
 fn send_error(e: SendError) -> Error {
@@ -123,7 +123,7 @@ impl H2 {
             release: None,
             rests: Vec::new(),
             going_away: false,
-            template: Template::default(),
+            last_request: LastRequest::default(),
         }
     }
 
@@ -155,7 +155,7 @@ impl H2 {
         let end_stream = length == Some(0);
         let generation = self.conn.encoder_generation();
         let head = method == b"HEAD";
-        let reused = match self.template.get(method, target, fields, length, generation) {
+        let reused = match self.last_request.get(method, target, fields, length, generation) {
             // The same request as the last one, the table unchanged: the same bytes.
             Some(Reuse::Whole(block)) => {
                 match self.conn.send_request_block(block, head, end_stream) {
@@ -173,10 +173,12 @@ impl H2 {
                     Ok(stream) => {
                         match (self.conn.last_request_block(), self.conn.last_request_path()) {
                             (Some((block, _, _)), Some(at)) => match block.get(at) {
-                                Some(path) => self.template.retarget(target, path),
-                                None => self.template.keep(method, target, fields, length, None),
+                                Some(path) => self.last_request.retarget(target, path),
+                                None => {
+                                    self.last_request.keep(method, target, fields, length, None)
+                                }
                             },
-                            _ => self.template.keep(method, target, fields, length, None),
+                            _ => self.last_request.keep(method, target, fields, length, None),
                         }
                         Some(stream)
                     }
@@ -197,7 +199,7 @@ impl H2 {
                     }
                     _ => None,
                 };
-                self.template.keep(method, target, fields, length, kept);
+                self.last_request.keep(method, target, fields, length, kept);
                 stream
             }
         };

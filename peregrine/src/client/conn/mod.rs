@@ -54,9 +54,9 @@
 mod event;
 mod h1;
 mod h2;
+mod last_request;
 #[cfg(any(fuzzing, feature = "unstable"))]
 mod reader;
-mod template;
 mod timer;
 
 use std::future::poll_fn;

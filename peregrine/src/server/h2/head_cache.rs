@@ -3,7 +3,7 @@
 //! copying those bytes while the encoder's table is unchanged, skipping the encoding. A
 //! connection serving one resource over and over (a load generator, an API poller, a page's
 //! many small images of one size) encodes each distinct head about once a second (when Date
-//! changes). The client does the same with its requests (`client::conn::template`).
+//! changes). The client does the same with its requests (`client::conn::last_request`).
 //!
 //! Whether the bytes are still valid is the connection's to say: the block is an
 //! [`HeaderBlock`], which carries the encoder and generation it was made at, and

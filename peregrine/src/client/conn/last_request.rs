@@ -9,9 +9,9 @@
 
 use std::ops::Range;
 
-/// A request's parts and its encoding.
+/// The last request's parts and its encoding.
 #[derive(Debug, Default)]
-pub(crate) struct Template {
+pub(crate) struct LastRequest {
     valid: bool,
     method: Vec<u8>,
     target: Vec<u8>,
@@ -69,7 +69,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-impl Template {
+impl LastRequest {
     /// What a request can reuse of the kept one's encoding at `generation`: all of it when
     /// identical, all but the target's when only the target differs.
     #[inline]
@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn only_an_identical_request_at_the_same_generation_matches() {
-        let mut t = Template::default();
+        let mut t = LastRequest::default();
         let fields: &[(&str, &[u8])] = &[("accept", b"*/*"), ("x", b"1")];
         assert!(t.get(b"GET", "/", fields, Some(0), 0).is_none());
         t.keep(b"GET", "/", fields, Some(0), Some((b"GET / END", 7, 4..5)));
@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn another_target_reuses_the_bytes_around_it_and_retarget_makes_it_whole() {
-        let mut t = Template::default();
+        let mut t = LastRequest::default();
         let fields: &[(&str, &[u8])] = &[("accept", b"*/*")];
         t.keep(b"GET", "/", fields, Some(0), Some((b"GET / END", 0, 4..5)));
         assert_eq!(
