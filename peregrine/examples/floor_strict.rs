@@ -17,8 +17,9 @@
 //!   `http1::chunked::ChunkedDecoder`) read and dropped;
 //! - on an invalid head the server's error response (status, reason as body) and a close;
 //! - the bytes `examples/plaintext.rs` sends (200 `Hello, World!` on `/plaintext`, 404 else,
-//!   the same header lines), the common one from a prepared template whose Date is patched at
-//!   most once a second (one clock read per event, like the server's once per batch).
+//!   the same header lines), the common one from a prepared response head whose Date is
+//!   patched at most once a second (one clock read per event, like the server's once per
+//!   batch).
 //!
 //! It allocates nothing per request: one shared read buffer and one shared write buffer, and per
 //! connection only the unparsed tail of a split head and the output a short write left.
