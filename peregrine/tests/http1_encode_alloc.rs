@@ -144,5 +144,5 @@ Content-Type: application/json\r\nContent-Length: 47\r\nConnection: keep-alive\r
         run(&mut out, &mut scanner);
     }
     assert_eq!(allocations() - before, 0, "allocations in 10,000 request/response heads");
-    assert!(out.starts_with(b"POST /api/v1/orders HTTP/1.1\r\nHost: api.example.com:8080\r\n"));
+    assert!(out.starts_with(b"POST /api/v1/orders HTTP/1.1\r\nhost: api.example.com:8080\r\n"));
 }

@@ -2,6 +2,16 @@
 //! the framing fields and the connection signal, appended to a reusable buffer. The request head
 //! encoder, the client's, is [`encode_request`] with its per-connection [`RequestPrelude`].
 //!
+//! Field names on the wire: the caller's are written as given (an `http::HeaderName` is lower
+//! case), and the fields the encoders write themselves (a response's `date`, `server`,
+//! `content-length`, `transfer-encoding` and `connection`; a request's `host` and framing
+//! field) are written in lower case too, as hyper does, so one head is in one style. Field
+//! names are case-insensitive (RFC 9110 §5.1), HTTP/2 and HTTP/3 require lower case (RFC 9113
+//! §8.2.1, RFC 9114 §4.2), and a peer that needed title case would already fail on the
+//! handler's fields, which the `http` crate keeps in lower case. Hand-written heads elsewhere
+//! (the server's canned 503 and `101`, its prepared answers) follow the same rule. Names read
+//! from a peer are another matter: the parser matches them case-insensitively.
+//!
 //! Sans-I/O: the caller passes the Date value (see [`crate::date::now`]), so this module reads
 //! no clock. Once the buffer has capacity, encoding a head allocates nothing
 //! (`tests/http1_encode_alloc.rs` proves it with a counting allocator).
@@ -96,7 +106,7 @@ impl std::error::Error for EncodeError {}
 /// encode_head(&head, BodyLength::Length(9), &mut out)?;
 /// assert_eq!(
 ///     out,
-///     b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\n"
+///     b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\ncontent-length: 9\r\nconnection: close\r\n\r\n"
 /// );
 /// # Ok::<(), peregrine::http1::encode::EncodeError>(())
 /// ```
@@ -106,13 +116,13 @@ pub struct ResponseHeadOut<'a> {
     pub status: u16,
     /// The version of the request being answered. The status line always says `HTTP/1.1`
     /// (RFC 9110 §6.2: a server sends its own highest conformant version); this only decides
-    /// how persistence is signalled: an HTTP/1.0 client needs `Connection: keep-alive`
+    /// how persistence is signalled: an HTTP/1.0 client needs `connection: keep-alive`
     /// (RFC 9112 §9.3) and cannot take chunked framing.
     pub request_version: Version,
     /// The caller's fields, written in order as `name: value`. Must not hold Content-Length or
     /// Transfer-Encoding; a `Date` or `Server` here replaces the automatic one.
     pub headers: &'a [(&'a str, &'a [u8])],
-    /// Close the connection after this response: adds `Connection: close` (RFC 9112 §9.6).
+    /// Close the connection after this response: adds `connection: close` (RFC 9112 §9.6).
     pub close: bool,
     /// The `Date` value, normally [`crate::date::now()`] (RFC 9110 §6.6.1: an origin server
     /// with a clock MUST send Date on 2xx, 3xx and 4xx responses).
@@ -143,13 +153,13 @@ pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 /// framing field for `body` and the connection signal, then the empty line.
 ///
 /// Framing by `body`:
-/// - `Length(n)`: `Content-Length: n` (RFC 9110 §8.6); on 1xx and 204 nothing, and `n` must be 0.
-/// - `Chunked`: `Transfer-Encoding: chunked` (RFC 9112 §6.1); only for HTTP/1.1 requests.
-/// - `CloseDelimited`: no framing field, and `Connection: close` since only the close ends the
+/// - `Length(n)`: `content-length: n` (RFC 9110 §8.6); on 1xx and 204 nothing, and `n` must be 0.
+/// - `Chunked`: `transfer-encoding: chunked` (RFC 9112 §6.1); only for HTTP/1.1 requests.
+/// - `CloseDelimited`: no framing field, and `connection: close` since only the close ends the
 ///   body (RFC 9112 §6.3 rule 8).
 ///
-/// Then `Connection: close` when `head.close` (or close-delimited), else
-/// `Connection: keep-alive` for an HTTP/1.0 request (RFC 9112 §9.3).
+/// Then `connection: close` when `head.close` (or close-delimited), else
+/// `connection: keep-alive` for an HTTP/1.0 request (RFC 9112 §9.3).
 ///
 /// For HEAD and 304 responses pass the length the body would have had; writing no body bytes
 /// is the caller's part (RFC 9110 §8.6).
@@ -233,7 +243,7 @@ fn write_head_with<'f>(
         if has_value_ctl(server) {
             return Err(EncodeError::InvalidHeaderValue);
         }
-        write_field(b"Server", server, out);
+        write_field(b"server", server, out);
     }
 
     // RFC 9110 §8.6: "A server MUST NOT send a Content-Length header field in any response
@@ -247,14 +257,14 @@ fn write_head_with<'f>(
         BodyLength::Chunked if head.request_version == Version::Http10 => {
             return Err(EncodeError::ChunkedInHttp10);
         }
-        BodyLength::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+        BodyLength::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
         BodyLength::CloseDelimited => {}
     }
 
     if head.close || body == BodyLength::CloseDelimited {
-        out.extend_from_slice(b"Connection: close\r\n");
+        out.extend_from_slice(b"connection: close\r\n");
     } else if head.request_version == Version::Http10 {
-        out.extend_from_slice(b"Connection: keep-alive\r\n");
+        out.extend_from_slice(b"connection: keep-alive\r\n");
     }
     out.extend_from_slice(b"\r\n");
     Ok(())
@@ -287,22 +297,22 @@ fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// `Date: <IMF-fixdate>` CRLF (RFC 9110 §6.6.1): a fixed 37-byte line built on the stack and
+/// `date: <IMF-fixdate>` CRLF (RFC 9110 §6.6.1): a fixed 37-byte line built on the stack and
 /// appended in one copy of a constant length (which the compiler turns into a few moves).
 #[inline(always)]
 fn write_date(date: &ImfFixdate, out: &mut Vec<u8>) {
     let mut line = [0u8; 37];
-    line[..6].copy_from_slice(b"Date: ");
+    line[..6].copy_from_slice(b"date: ");
     line[6..35].copy_from_slice(date.as_bytes());
     line[35..].copy_from_slice(b"\r\n");
     out.extend_from_slice(&line);
 }
 
-/// `Content-Length: <n>` CRLF (RFC 9110 §8.6), built on the stack in one array of the longest
+/// `content-length: <n>` CRLF (RFC 9110 §8.6), built on the stack in one array of the longest
 /// line's size, appended whole (a constant-length copy) and cut to the real length.
 #[inline(always)]
 fn write_content_length(n: u64, out: &mut Vec<u8>) {
-    const PREFIX: &[u8; 16] = b"Content-Length: ";
+    const PREFIX: &[u8; 16] = b"content-length: ";
     let mut line = [0u8; 16 + 20 + 2];
     line[..16].copy_from_slice(PREFIX);
     let end = 16 + decimal::len(n);
@@ -452,31 +462,31 @@ mod tests {
         use BodyLength::*;
         let r = |rfc, head, body, expect| Case { rfc, head, body, expect };
         run(&[
-            r("RFC 9110 §8.6", ResponseHeadOut::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §8.6", ResponseHeadOut::new(200, &[]), Length(0), Ok(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")),
             r(
                 "RFC 9110 §8.6",
                 ResponseHeadOut::new(200, &[]),
                 Length(u64::MAX),
-                Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n"),
+                Ok(b"HTTP/1.1 200 OK\r\ncontent-length: 18446744073709551615\r\n\r\n"),
             ),
-            r("RFC 9112 §6.1", ResponseHeadOut::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")),
-            r("RFC 9112 §6.3", ResponseHeadOut::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §6.1", ResponseHeadOut::new(200, &[]), Chunked, Ok(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")),
+            r("RFC 9112 §6.3", ResponseHeadOut::new(200, &[]), CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n")),
             r(
                 "RFC 9112 §9.6",
                 ResponseHeadOut { close: true, ..ResponseHeadOut::new(500, &[]) },
                 Length(2),
-                Ok(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"),
+                Ok(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 2\r\nconnection: close\r\n\r\n"),
             ),
-            r("RFC 9112 §9.3", H10, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\n")),
-            r("RFC 9112 §9.3", ResponseHeadOut { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §9.3", H10, Length(1), Ok(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\nconnection: keep-alive\r\n\r\n")),
+            r("RFC 9112 §9.3", ResponseHeadOut { close: true, ..H10 }, Length(1), Ok(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\nconnection: close\r\n\r\n")),
             r("RFC 9112 §6.1", H10, Chunked, Err(EncodeError::ChunkedInHttp10)),
-            r("RFC 9112 §6.3", H10, CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")),
+            r("RFC 9112 §6.3", H10, CloseDelimited, Ok(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n")),
             r("RFC 9110 §15.3.5", ResponseHeadOut::new(204, &[]), Length(0), Ok(b"HTTP/1.1 204 No Content\r\n\r\n")),
             r("RFC 9110 §15.2", ResponseHeadOut::new(100, &[]), Length(0), Ok(b"HTTP/1.1 100 Continue\r\n\r\n")),
             r("RFC 9110 §15.3.5", ResponseHeadOut::new(204, &[]), Length(1), Err(EncodeError::BodyNotAllowed)),
             r("RFC 9110 §15.2", ResponseHeadOut::new(101, &[]), Chunked, Err(EncodeError::BodyNotAllowed)),
-            r("RFC 9110 §8.6", ResponseHeadOut::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")),
-            r("RFC 9112 §4", ResponseHeadOut::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")),
+            r("RFC 9110 §8.6", ResponseHeadOut::new(304, &[]), Length(10), Ok(b"HTTP/1.1 304 Not Modified\r\ncontent-length: 10\r\n\r\n")),
+            r("RFC 9112 §4", ResponseHeadOut::new(599, &[]), Length(0), Ok(b"HTTP/1.1 599 \r\ncontent-length: 0\r\n\r\n")),
             r("RFC 9110 §15", ResponseHeadOut::new(99, &[]), Length(0), Err(EncodeError::InvalidStatus)),
             r("RFC 9110 §15", ResponseHeadOut::new(1000, &[]), Length(0), Err(EncodeError::InvalidStatus)),
         ]);
@@ -491,9 +501,9 @@ mod tests {
         run(&[
             r(
                 h(&[("X-A", b"1"), ("x-b", b"a\tb \xff")]),
-                Ok(b"HTTP/1.1 200 OK\r\nX-A: 1\r\nx-b: a\tb \xff\r\nContent-Length: 0\r\n\r\n"),
+                Ok(b"HTTP/1.1 200 OK\r\nX-A: 1\r\nx-b: a\tb \xff\r\ncontent-length: 0\r\n\r\n"),
             ),
-            r(h(&[("X", b"")]), Ok(b"HTTP/1.1 200 OK\r\nX: \r\nContent-Length: 0\r\n\r\n")),
+            r(h(&[("X", b"")]), Ok(b"HTTP/1.1 200 OK\r\nX: \r\ncontent-length: 0\r\n\r\n")),
             r(h(&[("X", b"a\r\nSet-Cookie: evil")]), Err(EncodeError::InvalidHeaderValue)),
             r(h(&[("X", b"a\nb")]), Err(EncodeError::InvalidHeaderValue)),
             r(h(&[("X", b"a\rb")]), Err(EncodeError::InvalidHeaderValue)),
@@ -526,7 +536,7 @@ mod tests {
         encode_head(&head, BodyLength::Length(3), &mut out).unwrap();
         assert_eq!(
             out,
-            b"HTTP/1.1 200 OK\r\nA: b\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nServer: peregrine\r\nContent-Length: 3\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\nA: b\r\ndate: Sun, 06 Nov 1994 08:49:37 GMT\r\nserver: peregrine\r\ncontent-length: 3\r\n\r\n"
         );
         // The caller's own Date and Server replace the automatic ones.
         let mut out = Vec::new();
@@ -537,7 +547,7 @@ mod tests {
             ..ResponseHeadOut::new(200, own)
         };
         encode_head(&head, BodyLength::Length(0), &mut out).unwrap();
-        assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: x\r\nSERVER: y\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: x\r\nSERVER: y\r\ncontent-length: 0\r\n\r\n");
     }
 
     #[test]
@@ -564,7 +574,7 @@ mod tests {
         for n in values {
             let mut out = b"x".to_vec();
             write_content_length(n, &mut out);
-            assert_eq!(out, format!("xContent-Length: {n}\r\n").as_bytes());
+            assert_eq!(out, format!("xcontent-length: {n}\r\n").as_bytes());
         }
     }
 }

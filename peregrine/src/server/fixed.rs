@@ -24,10 +24,9 @@ use crate::response::{HeaderList, Response};
 /// ones go through the general encoder, which writes them from their `Bytes` without a copy.
 const PREPARED_BODY_MAX: usize = 16 * 1024;
 
-/// The `Date` line the prepared head is encoded with; its 29-byte value is overwritten per
-/// answer. A field named `date` set by the caller is written in lower case, so this line,
-/// with its capital `D`, can only be the server's.
-const DATE_LINE: &[u8] = b"\r\nDate: ";
+/// The `date` line the prepared head is encoded with; its 29-byte value is overwritten per
+/// answer. Looked for only when the caller set no `date` field, so this line is the server's.
+const DATE_LINE: &[u8] = b"\r\ndate: ";
 
 /// One fixed answer: the path it answers and the response.
 #[derive(Debug)]
@@ -86,10 +85,15 @@ impl Fixed {
             .encode_h1_head(body.len(), &date, &mut bytes)
             .map_err(|e| format!("fixed answer for {path}: cannot be sent: {e}"))?;
         let head_len = bytes.len();
-        let date_at = bytes
-            .windows(DATE_LINE.len() + 29)
-            .position(|w| w.starts_with(DATE_LINE) && w.ends_with(date.as_bytes()))
-            .map(|i| i + DATE_LINE.len());
+        // A caller's own Date is sent as set: the answer is then left to the general encoder.
+        let own_date = fixed.headers.contains(&http::header::DATE);
+        let date_at = match own_date {
+            true => None,
+            false => bytes
+                .windows(DATE_LINE.len() + 29)
+                .position(|w| w.starts_with(DATE_LINE) && w.ends_with(date.as_bytes()))
+                .map(|i| i + DATE_LINE.len()),
+        };
         if let (Some(date_at), true) = (date_at, body.len() <= PREPARED_BODY_MAX) {
             if response_body(status.as_u16(), false, Version::Http11, None).send {
                 bytes.extend_from_slice(&body);
@@ -207,7 +211,7 @@ mod tests {
         assert!(fixed.write_h1(true, &date, &mut head));
         assert_eq!(head, &want[..head_len]);
         assert!(
-            head.ends_with(b"Content-Length: 13\r\n\r\n"),
+            head.ends_with(b"content-length: 13\r\n\r\n"),
             "{}",
             String::from_utf8_lossy(&head)
         );
@@ -251,6 +255,10 @@ mod tests {
     fn a_callers_date_or_a_large_body_leaves_the_answer_to_the_general_encoder() {
         let dated = hello().with_header(http::header::DATE, HeaderValue::from_static("x"));
         assert!(!Fixed::new("/d", dated).unwrap().is_prepared());
+        // Even one that looks like the date the head is prepared with.
+        let epoch = HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT");
+        let dated = hello().with_header(http::header::DATE, epoch);
+        assert!(!Fixed::new("/d", dated).unwrap().is_prepared());
         let large = Response::new(vec![b'x'; PREPARED_BODY_MAX + 1]);
         assert!(!Fixed::new("/l", large).unwrap().is_prepared());
         assert!(
@@ -262,7 +270,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(fixed.write_h1(true, &crate::date::now(), &mut out));
         let text = String::from_utf8(out).unwrap();
-        assert_eq!(text.matches("Content-Length").count(), 1, "{text}");
+        assert_eq!(text.matches("content-length").count(), 1, "{text}");
         assert!(!text.contains("99"), "{text}");
     }
 

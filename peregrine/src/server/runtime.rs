@@ -184,7 +184,7 @@ fn accept_backoff(e: &io::Error) -> Option<Duration> {
 /// The answer to a connection over the global limit when every connection is busy
 /// (RFC 9110 §15.6.4).
 const REFUSED: &[u8] =
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 
 async fn accept_loop<H: Handler>(
     listener: TcpListener,

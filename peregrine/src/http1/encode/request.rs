@@ -53,18 +53,18 @@ impl Scheme {
 /// encode_request(&prelude, Method::Get, "/a?b", &[("Accept", b"*/*")], BodyLength::Length(0), &mut out)?;
 /// assert_eq!(
 ///     out,
-///     b"GET /a?b HTTP/1.1\r\nHost: example.com:8080\r\nUser-Agent: peregrine\r\nAccept: */*\r\n\r\n"
+///     b"GET /a?b HTTP/1.1\r\nhost: example.com:8080\r\nUser-Agent: peregrine\r\nAccept: */*\r\n\r\n"
 /// );
 /// # Ok::<(), peregrine::http1::encode::EncodeError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestPrelude {
-    /// ` HTTP/1.1` CRLF `Host: ` value CRLF, then the connection's own fields.
+    /// ` HTTP/1.1` CRLF `host: ` value CRLF, then the connection's own fields.
     bytes: Vec<u8>,
 }
 
 /// The bytes before the Host value.
-const LINE_END_AND_HOST: &[u8] = b" HTTP/1.1\r\nHost: ";
+const LINE_END_AND_HOST: &[u8] = b" HTTP/1.1\r\nhost: ";
 
 impl RequestPrelude {
     /// The prelude for a connection to `host`:`port` over `scheme`.
@@ -133,13 +133,13 @@ impl RequestPrelude {
 /// sends the highest version it conforms to).
 ///
 /// Framing by `body` (RFC 9110 §8.6, RFC 9112 §6):
-/// - `Length(n)`, `n > 0`: `Content-Length: n`.
-/// - `Length(0)`: `Content-Length: 0` for POST, PUT, PATCH and extension methods, whose
+/// - `Length(n)`, `n > 0`: `content-length: n`.
+/// - `Length(0)`: `content-length: 0` for POST, PUT, PATCH and extension methods, whose
 ///   semantics anticipate content; nothing for the others (RFC 9110 §8.6: a user agent "SHOULD
 ///   NOT send a Content-Length header field when the request message does not contain content
 ///   and the method semantics do not anticipate such data"; a request without framing fields
 ///   has no content, RFC 9112 §6.3 rule 7).
-/// - `Chunked`: `Transfer-Encoding: chunked`.
+/// - `Chunked`: `transfer-encoding: chunked`.
 /// - `CloseDelimited`: refused; only a response can be delimited by closing the connection.
 ///
 /// # Errors
@@ -168,8 +168,8 @@ impl RequestPrelude {
 /// encode_request(&prelude, Method::Post, "/orders", fields, BodyLength::Length(47), &mut out)?;
 /// assert_eq!(
 ///     out,
-///     &b"POST /orders HTTP/1.1\r\nHost: api.example\r\nContent-Type: application/json\r\n\
-///        Content-Length: 47\r\n\r\n"[..]
+///     &b"POST /orders HTTP/1.1\r\nhost: api.example\r\nContent-Type: application/json\r\n\
+///        content-length: 47\r\n\r\n"[..]
 /// );
 /// # Ok::<(), peregrine::http1::encode::EncodeError>(())
 /// ```
@@ -252,7 +252,7 @@ fn write_request(
         // when the value is 0"; not for methods that do not anticipate content.
         Framing::Length(0) if !anticipates_content(method) => {}
         Framing::Length(n) => write_content_length(n, out),
-        Framing::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+        Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
     }
     out.extend_from_slice(b"\r\n");
     Ok(())
@@ -284,7 +284,7 @@ pub fn check_target(method: Method, target: &str) -> Result<(), EncodeError> {
     Ok(())
 }
 
-/// The longest framing line: `Content-Length: ` 20 digits CRLF.
+/// The longest framing line: `content-length: ` 20 digits CRLF.
 const FRAMING_MAX: usize = 16 + 20 + 2;
 
 /// The framing field a request gets.

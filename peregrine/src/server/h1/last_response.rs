@@ -17,8 +17,8 @@ use crate::response::HeaderList;
 /// Heads longer than this are not kept (the kept head's memory stays bounded).
 const MAX_KEPT: usize = 1024;
 
-/// `Date: ` before the 29-byte IMF-fixdate (RFC 9110 §6.6.1).
-const DATE_PREFIX: &[u8] = b"Date: ";
+/// `date: ` before the 29-byte IMF-fixdate (RFC 9110 §6.6.1), as the encoder writes it.
+const DATE_PREFIX: &[u8] = b"date: ";
 
 /// What decides a head's bytes besides its fields and the Date: the status, how persistence
 /// is signalled (the request's version, `close`) and the framing field: the wire state's plan.
@@ -55,7 +55,7 @@ pub(crate) struct LastResponse {
     key: Option<HeadKey>,
     /// The fields written, in order: each name, and where its value lies in `bytes`.
     fields: Vec<(HeaderName, usize, usize)>,
-    /// Where the `Date: ` line starts in `bytes`, after the fields.
+    /// Where the `date: ` line starts in `bytes`, after the fields.
     date_line: usize,
 }
 

@@ -27,7 +27,7 @@ const STACK_HEADERS: usize = 32;
 
 /// The answer to an accepted `Upgrade: h2c` (RFC 7540 §3.2).
 const SWITCHING_TO_H2C: &[u8] =
-    b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+    b"HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: h2c\r\n\r\n";
 
 /// What `recv` found, owned: the parsed head (~280 bytes as a `RequestHead`) must not be alive
 /// across the rest of the step.

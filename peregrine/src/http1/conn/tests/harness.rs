@@ -23,9 +23,9 @@ pub(super) fn ok(close: bool) -> String {
 /// A response as the test server writes it (its head from the plan, `body` after it).
 pub(super) fn response(status: u16, body: &str, close: bool) -> String {
     let reason = crate::http1::encode::reason_phrase(status);
-    let close = if close { "Connection: close\r\n" } else { "" };
+    let close = if close { "connection: close\r\n" } else { "" };
     format!(
-        "HTTP/1.1 {status} {reason}\r\nDate: {}\r\nContent-Length: {}\r\n{close}\r\n{body}",
+        "HTTP/1.1 {status} {reason}\r\ndate: {}\r\ncontent-length: {}\r\n{close}\r\n{body}",
         date(),
         body.len()
     )

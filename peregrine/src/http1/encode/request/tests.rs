@@ -74,18 +74,18 @@ fn request_heads_rfc9112_3_rfc9110_8_6() {
         rfc,
     };
     let cases = [
-        c(Method::Get, "/", &[], Length(0), Ok(&b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"[..]), "9110 8.6 no CL without content"),
-        c(Method::Head, "/x?y=1", &[("Accept", b"*/*")], Length(0), Ok(b"HEAD /x?y=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n"), "9112 3"),
-        c(Method::Post, "/p", &[], Length(0), Ok(b"POST /p HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0\r\n\r\n"), "9110 8.6 POST sends CL: 0"),
-        c(Method::Put, "/p", &[], Length(0), Ok(b"PUT /p HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0\r\n\r\n"), "9110 8.6"),
-        c(Method::Patch, "/p", &[], Length(0), Ok(b"PATCH /p HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0\r\n\r\n"), "9110 8.6"),
-        c(Method::Delete, "/p", &[], Length(0), Ok(b"DELETE /p HTTP/1.1\r\nHost: example.com\r\n\r\n"), "9110 8.6"),
-        c(Method::Post, "/p", &[("X", b"\t\x80 y")], Length(u64::MAX), Ok(b"POST /p HTTP/1.1\r\nHost: example.com\r\nX: \t\x80 y\r\nContent-Length: 18446744073709551615\r\n\r\n"), "9110 8.6, 5.5"),
-        c(Method::Get, "/p", &[], Length(3), Ok(b"GET /p HTTP/1.1\r\nHost: example.com\r\nContent-Length: 3\r\n\r\n"), "9110 9.3.1 (content allowed, caller's choice)"),
-        c(Method::Post, "/p", &[("Expect", b"100-continue")], Chunked, Ok(b"POST /p HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"), "9112 6.1"),
-        c(Method::Options, "*", &[], Length(0), Ok(b"OPTIONS * HTTP/1.1\r\nHost: example.com\r\n\r\n"), "9112 3.2.4"),
-        c(Method::Connect, "example.com:443", &[], Length(0), Ok(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n"), "9112 3.2.3"),
-        c(Method::Get, "http://example.com/x", &[], Length(0), Ok(b"GET http://example.com/x HTTP/1.1\r\nHost: example.com\r\n\r\n"), "9112 3.2.2 (to a proxy)"),
+        c(Method::Get, "/", &[], Length(0), Ok(&b"GET / HTTP/1.1\r\nhost: example.com\r\n\r\n"[..]), "9110 8.6 no CL without content"),
+        c(Method::Head, "/x?y=1", &[("Accept", b"*/*")], Length(0), Ok(b"HEAD /x?y=1 HTTP/1.1\r\nhost: example.com\r\nAccept: */*\r\n\r\n"), "9112 3"),
+        c(Method::Post, "/p", &[], Length(0), Ok(b"POST /p HTTP/1.1\r\nhost: example.com\r\ncontent-length: 0\r\n\r\n"), "9110 8.6 POST sends CL: 0"),
+        c(Method::Put, "/p", &[], Length(0), Ok(b"PUT /p HTTP/1.1\r\nhost: example.com\r\ncontent-length: 0\r\n\r\n"), "9110 8.6"),
+        c(Method::Patch, "/p", &[], Length(0), Ok(b"PATCH /p HTTP/1.1\r\nhost: example.com\r\ncontent-length: 0\r\n\r\n"), "9110 8.6"),
+        c(Method::Delete, "/p", &[], Length(0), Ok(b"DELETE /p HTTP/1.1\r\nhost: example.com\r\n\r\n"), "9110 8.6"),
+        c(Method::Post, "/p", &[("X", b"\t\x80 y")], Length(u64::MAX), Ok(b"POST /p HTTP/1.1\r\nhost: example.com\r\nX: \t\x80 y\r\ncontent-length: 18446744073709551615\r\n\r\n"), "9110 8.6, 5.5"),
+        c(Method::Get, "/p", &[], Length(3), Ok(b"GET /p HTTP/1.1\r\nhost: example.com\r\ncontent-length: 3\r\n\r\n"), "9110 9.3.1 (content allowed, caller's choice)"),
+        c(Method::Post, "/p", &[("Expect", b"100-continue")], Chunked, Ok(b"POST /p HTTP/1.1\r\nhost: example.com\r\nExpect: 100-continue\r\ntransfer-encoding: chunked\r\n\r\n"), "9112 6.1"),
+        c(Method::Options, "*", &[], Length(0), Ok(b"OPTIONS * HTTP/1.1\r\nhost: example.com\r\n\r\n"), "9112 3.2.4"),
+        c(Method::Connect, "example.com:443", &[], Length(0), Ok(b"CONNECT example.com:443 HTTP/1.1\r\nhost: example.com\r\n\r\n"), "9112 3.2.3"),
+        c(Method::Get, "http://example.com/x", &[], Length(0), Ok(b"GET http://example.com/x HTTP/1.1\r\nhost: example.com\r\n\r\n"), "9112 3.2.2 (to a proxy)"),
         // Refusals: nothing appended.
         c(Method::Extension, "/", &[], Length(0), Err(EncodeError::InvalidMethod), "9110 9.1 no text"),
         c(Method::Get, "", &[], Length(0), Err(EncodeError::InvalidTarget), "9112 3.2"),
@@ -135,11 +135,11 @@ fn extension_methods_rfc9110_9_1() {
     let p = prelude();
     let mut out = Vec::new();
     encode_request_extension(&p, "PROPFIND", "/d", &[], BodyLength::Length(0), &mut out).unwrap();
-    assert_eq!(out, b"PROPFIND /d HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(out, b"PROPFIND /d HTTP/1.1\r\nhost: example.com\r\ncontent-length: 0\r\n\r\n");
     // A standard method's exact text is that method (no Content-Length: 0 for GET).
     out.clear();
     encode_request_extension(&p, "GET", "/", &[], BodyLength::Length(0), &mut out).unwrap();
-    assert_eq!(out, b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n");
+    assert_eq!(out, b"GET / HTTP/1.1\r\nhost: example.com\r\n\r\n");
     for bad in ["", "G ET", "GET\r\n", "G(T", "\u{e9}"] {
         let got = encode_request_extension(&p, bad, "/", &[], BodyLength::Length(0), &mut out);
         assert_eq!(got, Err(EncodeError::InvalidMethod), "{bad:?}");
@@ -153,7 +153,7 @@ fn prelude_fields_are_checked_and_sent_on_every_request() {
     encode_request(&p, Method::Get, "/", &[("A", b"b")], BodyLength::Length(0), &mut out).unwrap();
     assert_eq!(
         out,
-        b"GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: peregrine/1\r\nA: b\r\n\r\n"
+        b"GET / HTTP/1.1\r\nhost: example.com\r\nUser-Agent: peregrine/1\r\nA: b\r\n\r\n"
     );
     assert_eq!(p.host(), b"example.com");
     assert_eq!(prelude().with_field("Host", b"x"), Err(EncodeError::HostHeader));
@@ -192,7 +192,7 @@ fn encoded_requests_parse_back() {
             };
             assert_eq!((head.method, head.target, head.len), (method, target, out.len()));
             let got: Vec<_> = head.headers.iter().map(|h| (h.name, h.value)).collect();
-            assert_eq!(got[0], ("Host", &b"[::1]:8443"[..]));
+            assert_eq!(got[0], ("host", &b"[::1]:8443"[..]));
             assert_eq!(&got[1..4], &[("User-Agent", &b"t"[..]), fields[0], fields[1]]);
             assert_eq!(request_framing(&head).map(|f| f.body), Ok(body), "{method:?}");
         }
