@@ -63,8 +63,8 @@ const LISTENER: Token = Token(usize::MAX);
 
 /// What `examples/plaintext.rs` answers, before and after the Date value.
 const OK_HEAD: &[u8] =
-    b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nserver: peregrine\r\nDate: ";
-const NOT_FOUND_HEAD: &[u8] = b"HTTP/1.1 404 Not Found\r\nserver: peregrine\r\nDate: ";
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nserver: peregrine\r\ndate: ";
+const NOT_FOUND_HEAD: &[u8] = b"HTTP/1.1 404 Not Found\r\nserver: peregrine\r\ndate: ";
 const OK_BODY: &[u8] = b"Hello, World!";
 
 /// What the rest of the read buffer holds after a head: the body being skipped.
@@ -106,7 +106,7 @@ impl Clock {
         let mut ok = Vec::new();
         ok.extend_from_slice(OK_HEAD);
         ok.extend_from_slice(&[b' '; 29]);
-        ok.extend_from_slice(b"\r\nContent-Length: 13\r\n\r\n");
+        ok.extend_from_slice(b"\r\ncontent-length: 13\r\n\r\n");
         ok.extend_from_slice(OK_BODY);
         let mut clock = Clock { secs: u64::MAX, date: [b' '; 29], ok };
         clock.tick();
@@ -200,7 +200,7 @@ fn respond(out: &mut Vec<u8>, clock: &Clock, found: bool, is_head: bool, connect
     };
     out.extend_from_slice(head);
     out.extend_from_slice(&clock.date);
-    out.extend_from_slice(b"\r\nContent-Length: ");
+    out.extend_from_slice(b"\r\ncontent-length: ");
     out.extend_from_slice(length);
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(connection);
@@ -210,12 +210,12 @@ fn respond(out: &mut Vec<u8>, clock: &Clock, found: bool, is_head: bool, connect
     }
 }
 
-/// Appends the server's refusal: status, reason as the body, `Connection: close`.
+/// Appends the server's refusal: status, reason as the body, `connection: close`.
 fn refuse(out: &mut Vec<u8>, clock: &Clock, status: u16, reason: &str, is_head: bool) {
     // Writing into a Vec cannot fail.
-    let _ = write!(out, "HTTP/1.1 {status} {}\r\nDate: ", reason_phrase(status));
+    let _ = write!(out, "HTTP/1.1 {status} {}\r\ndate: ", reason_phrase(status));
     out.extend_from_slice(&clock.date);
-    let _ = write!(out, "\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", reason.len());
+    let _ = write!(out, "\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", reason.len());
     if !is_head {
         out.extend_from_slice(reason.as_bytes());
     }
@@ -281,10 +281,10 @@ fn answer(conn: &mut Conn, data: &[u8], out: &mut Vec<u8>, clock: &Clock) -> (us
                     (true, false) => respond(out, clock, found, is_head, b""),
                     // RFC 9112 §9.3: an HTTP/1.0 client needs to be told it may keep it.
                     (true, true) => {
-                        respond(out, clock, found, is_head, b"Connection: keep-alive\r\n")
+                        respond(out, clock, found, is_head, b"connection: keep-alive\r\n")
                     }
                     (false, _) => {
-                        respond(out, clock, found, is_head, b"Connection: close\r\n");
+                        respond(out, clock, found, is_head, b"connection: close\r\n");
                         return (pos, true);
                     }
                 }
