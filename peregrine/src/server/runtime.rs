@@ -3,13 +3,12 @@
 //! shared between them on the request path but the connection counter.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use socket2::{Domain, Protocol, Socket, Type};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::task::LocalSet;
 
 use super::access_log::AccessLog;
@@ -23,22 +22,7 @@ use super::service::Service;
 use super::shutdown::ShutdownSignal;
 use super::worker::{Admitted, Load, Worker};
 use crate::handler::Handler;
-
-/// Pending connections per listener (the kernel caps it at `net.core.somaxconn`).
-const BACKLOG: i32 = 4096;
-
-/// Binds one listening socket with `SO_REUSEPORT`, non-blocking, ready for tokio.
-pub(crate) fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    // Every worker binds the same address; the kernel balances accepted connections between
-    // the sockets by a hash of the 4-tuple.
-    socket.set_reuse_port(true)?;
-    socket.set_nonblocking(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(BACKLOG)?;
-    Ok(socket.into())
-}
+use crate::net::listen;
 
 /// Binds `workers` listeners for each address. A port 0 address is bound once to let the kernel
 /// pick a port, then every other listener binds that port. `reuse_port`: join the group of a
@@ -47,23 +31,20 @@ pub(crate) fn bind_all(
     addrs: &[SocketAddr],
     workers: usize,
     reuse_port: bool,
-) -> io::Result<(Vec<Vec<std::net::TcpListener>>, Vec<SocketAddr>)> {
-    let mut per_worker: Vec<Vec<std::net::TcpListener>> =
-        (0..workers).map(|_| Vec::new()).collect();
+) -> io::Result<(Vec<Vec<TcpListener>>, Vec<SocketAddr>)> {
+    let mut per_worker: Vec<Vec<TcpListener>> = (0..workers).map(|_| Vec::new()).collect();
     let mut bound = Vec::with_capacity(addrs.len());
     for &addr in addrs {
-        // Linux lets any socket of the same user join a SO_REUSEPORT group, so a port another
-        // server listens on would be shared silently. A plain bind fails on a port anyone
-        // listens on; the probe is closed at once. Port 0 needs none: the kernel picks a free one.
+        // A port another server listens on is refused, not shared, unless asked. Port 0 needs
+        // no check: the kernel picks a free one.
         if addr.port() != 0 && !reuse_port {
-            drop(std::net::TcpListener::bind(addr)?);
+            listen::check_unused(addr)?;
         }
-        let first = bind_listener(addr)?;
-        let local = first.local_addr()?;
+        let (first, local) = listen::bind_reuse_port(addr)?;
         bound.push(local);
         per_worker[0].push(first);
         for listeners in per_worker.iter_mut().skip(1) {
-            listeners.push(bind_listener(local)?);
+            listeners.push(listen::bind_reuse_port(local)?.0);
         }
     }
     Ok((per_worker, bound))
@@ -72,16 +53,12 @@ pub(crate) fn bind_all(
 /// Gives every worker a handle on one listening socket made elsewhere (inherited from systemd):
 /// they all accept from it. Returns its address.
 pub(crate) fn share_listener(
-    listener: std::net::TcpListener,
-    per_worker: &mut [Vec<std::net::TcpListener>],
+    listener: TcpListener,
+    per_worker: &mut [Vec<TcpListener>],
 ) -> io::Result<SocketAddr> {
-    listener.set_nonblocking(true)?;
-    let local = listener.local_addr()?;
-    for listeners in per_worker.iter_mut().skip(1) {
-        listeners.push(listener.try_clone()?);
-    }
-    if let Some(first) = per_worker.first_mut() {
-        first.push(listener);
+    let (handles, local) = listen::share(listener, per_worker.len())?;
+    for (listeners, handle) in per_worker.iter_mut().zip(handles) {
+        listeners.push(handle);
     }
     Ok(local)
 }
@@ -106,7 +83,7 @@ pub(crate) struct Shared {
 /// passes), or until a forced end.
 pub(crate) fn spawn_worker<H: Handler>(
     index: usize,
-    listeners: Vec<(std::net::TcpListener, Tls)>,
+    listeners: Vec<(TcpListener, Tls)>,
     handler: H,
     shared: Shared,
 ) -> io::Result<std::thread::JoinHandle<()>> {
@@ -127,7 +104,7 @@ pub(crate) fn spawn_worker<H: Handler>(
             let connections = Rc::new(Connections::new());
             tokio::task::spawn_local(connections.clone().run());
             for (listener, tls) in listeners {
-                match TcpListener::from_std(listener) {
+                match tokio::net::TcpListener::from_std(listener) {
                     Ok(listener) => {
                         tokio::task::spawn_local(accept_loop(
                             listener,
@@ -187,7 +164,7 @@ const REFUSED: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 
 async fn accept_loop<H: Handler>(
-    listener: TcpListener,
+    listener: tokio::net::TcpListener,
     tls: Tls,
     handler: Rc<Service<H>>,
     worker: Rc<Worker>,
