@@ -1,9 +1,13 @@
 //! The transport shared by the drivers: one type that is plain TCP or TLS, with the one
 //! read/write loop every connection uses; and the TLS configuration (certificates, SNI, ALPN).
-//! Here too: the server's listening sockets (`listen`) and the client's connect (`connect`).
+//! Every socket call of the crate is here: the server's listeners (`listen`) and what it does
+//! with a new connection before the transport wraps it (`accept`), the client's connect
+//! (`connect`), and every read and write of a connection (`transport`, `write`, `sendfile`,
+//! `linger`).
 //!
 //! Only drivers (`server`, the client) use this module; the wire formats never do.
 
+pub(crate) mod accept;
 pub(crate) mod connect;
 pub(crate) mod linger;
 pub(crate) mod listen;

@@ -15,6 +15,7 @@ use std::str::FromStr;
 use bytes::{Buf, BytesMut};
 use tokio::net::TcpStream;
 
+use crate::net;
 use crate::proxy_protocol::{self, ProxyError, ProxyInfo, Status};
 
 /// Reads the PROXY protocol on every listener of a [`Server`](crate::Server), from peers in
@@ -192,11 +193,9 @@ pub(crate) async fn read_header(
         if buf.capacity() - buf.len() < proxy_protocol::MAX_LEN {
             buf.reserve(proxy_protocol::MAX_LEN);
         }
-        stream.readable().await.map_err(ReadError::Io)?;
-        match stream.try_read_buf(buf) {
+        match net::accept::read_some(stream, buf).await {
             Ok(0) => return Err(ReadError::Io(io::ErrorKind::UnexpectedEof.into())),
             Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(ReadError::Io(e)),
         }
     }

@@ -8,7 +8,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpStream;
 use tokio::task::LocalSet;
 
 use super::access_log::AccessLog;
@@ -22,6 +21,7 @@ use super::service::Service;
 use super::shutdown::ShutdownSignal;
 use super::worker::{Admitted, Load, Worker};
 use crate::handler::Handler;
+use crate::net::accept::{self, Listener};
 use crate::net::listen;
 
 /// Binds `workers` listeners for each address. A port 0 address is bound once to let the kernel
@@ -104,7 +104,7 @@ pub(crate) fn spawn_worker<H: Handler>(
             let connections = Rc::new(Connections::new());
             tokio::task::spawn_local(connections.clone().run());
             for (listener, tls) in listeners {
-                match tokio::net::TcpListener::from_std(listener) {
+                match Listener::register(listener) {
                     Ok(listener) => {
                         tokio::task::spawn_local(accept_loop(
                             listener,
@@ -164,7 +164,7 @@ const REFUSED: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 
 async fn accept_loop<H: Handler>(
-    listener: tokio::net::TcpListener,
+    listener: Listener,
     tls: Tls,
     handler: Rc<Service<H>>,
     worker: Rc<Worker>,
@@ -179,11 +179,11 @@ async fn accept_loop<H: Handler>(
         match accepted {
             Ok((stream, peer)) => {
                 if !worker.admit() {
-                    refuse(stream);
+                    // Answered without reading and closed: best effort, never waits.
+                    accept::refuse(stream, REFUSED);
                     continue;
                 }
-                // Responses are written whole; Nagle would hold back pipelined ones.
-                let _ = stream.set_nodelay(true);
+                accept::set_up(&stream);
                 let admitted = Admitted::new(worker.clone());
                 conn::start(stream, peer, tls.clone(), &handler, admitted, &connections);
             }
@@ -198,12 +198,6 @@ async fn accept_loop<H: Handler>(
             }
         }
     }
-}
-
-/// Answers 503 without reading and closes: best effort, never waits.
-fn refuse(stream: TcpStream) {
-    let _ = stream.try_write(REFUSED);
-    drop(stream);
 }
 
 #[cfg(test)]
