@@ -1,32 +1,15 @@
 //! Byte classes of the field grammar shared by framing, chunked trailers and the encoder:
 //! `token` (RFC 9110 §5.6.2) and field-value bytes (RFC 9110 §5.5).
+//!
+//! The grammar itself is [`grammar`]'s, which depends on nothing: the byte-class tables are
+//! built from it at compile time (the parser's `CLASS` in `http1::simd`, HPACK's), and the
+//! checks here read the parser's table at run time.
+
+pub(super) mod grammar;
+
+pub(crate) use grammar::{is_tchar_by_grammar, is_value_ctl};
 
 use super::simd::{CLASS, TARGET, TOKEN};
-
-/// `tchar` by its grammar (RFC 9110 §5.6.2), for the byte-class tables built at compile time
-/// (the parser's, HPACK's field names); at run time [`is_tchar`] reads the parser's table.
-//   tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
-//           "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-pub(crate) const fn is_tchar_by_grammar(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'!' | b'#'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'\''
-                | b'*'
-                | b'+'
-                | b'-'
-                | b'.'
-                | b'^'
-                | b'_'
-                | b'`'
-                | b'|'
-                | b'~'
-        )
-}
 
 /// Whether `b` may appear in a token.
 #[inline(always)]
@@ -46,13 +29,6 @@ pub(crate) fn is_token(s: &[u8]) -> bool {
 #[inline]
 pub(crate) fn is_target(s: &[u8]) -> bool {
     s.iter().all(|&b| CLASS[usize::from(b)] & TARGET != 0)
-}
-
-/// Whether `b` is a control byte a field value must not hold: everything below 0x20 except HTAB,
-/// and DEL (RFC 9110 §5.5: field-vchar = VCHAR / obs-text, plus SP and HTAB inside).
-#[inline(always)]
-pub(crate) const fn is_value_ctl(b: u8) -> bool {
-    (b < 0x20 && b != b'\t') | (b == 0x7f)
 }
 
 /// Whether `v` holds a control byte (CR, LF, NUL, other CTLs or DEL).

@@ -33,7 +33,7 @@ pub(crate) mod sse42;
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
 pub(crate) mod neon;
 
-use super::field_syntax::{is_tchar_by_grammar, is_value_ctl};
+use super::field_syntax::grammar::{is_tchar_by_grammar, is_value_ctl};
 use super::uri_syntax::{is_sub_delim, is_unreserved};
 use super::{HeaderId, KNOWN_HEADERS, KnownHeaders};
 
