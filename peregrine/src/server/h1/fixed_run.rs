@@ -3,8 +3,8 @@
 //! A pipelined batch of requests for a fixed answer (a balancer's probes, a poller, a
 //! benchmark) is answered with the same bytes again and again. Rather than copying each answer
 //! into the connection's write buffer, the connection counts them ([`FixedRun`]) and its flush
-//! writes them straight from the worker's copy of that answer repeated ([`Repeats`], rebuilt
-//! when the Date changes: once a second; the write is [`write_run`]). No copy per
+//! writes them straight from the worker's copy of that answer repeated (`repeats::Repeats`,
+//! rebuilt when the Date changes: once a second; the write is [`write_run`]). No copy per
 //! answer, and no per-connection buffer written: for a connection that keeps its buffers
 //! between batches, that buffer's lines are cold by the time it runs again.
 //!
@@ -15,13 +15,9 @@
 use std::io;
 
 use super::Close;
+use super::repeats::RUN_BYTES;
 use crate::date::ImfFixdate;
-use crate::server::fixed::Fixed;
 use crate::server::worker::Worker;
-
-/// The most bytes a run covers (a longer batch goes on in the write buffer), and so about
-/// the size of each repeated answer a worker keeps.
-const RUN_BYTES: usize = 8 * 1024;
 
 /// Fixed answers counted but not yet written: `count` times answer `index` (its head alone
 /// when `is_head`). Eight bytes in every connection's future.
@@ -63,53 +59,6 @@ impl FixedRun {
     pub(super) fn take(&mut self) -> Option<(usize, bool, usize)> {
         let count = std::mem::take(&mut self.count);
         (count != 0).then_some((self.index as usize, self.is_head, usize::from(count)))
-    }
-}
-
-/// A worker's fixed answers, each repeated as many times as a run covers, with one Date.
-#[derive(Debug, Default)]
-pub(crate) struct Repeats {
-    /// Per answer and method: `2 * index + is_head`.
-    slots: Vec<Option<Repeat>>,
-}
-
-#[derive(Debug)]
-struct Repeat {
-    date: ImfFixdate,
-    /// The answer, `copies` times.
-    bytes: Vec<u8>,
-    copies: usize,
-}
-
-impl Repeats {
-    /// `count` copies of `fixed`'s answer (its head alone when `is_head`) with `date`, or
-    /// `None` when it is not prepared (see [`Fixed::write_h1`]).
-    pub(crate) fn get(
-        &mut self,
-        index: usize,
-        fixed: &Fixed,
-        is_head: bool,
-        date: &ImfFixdate,
-        count: usize,
-    ) -> Option<&[u8]> {
-        let len = fixed.h1_len(is_head)?;
-        let slot = 2 * index + usize::from(is_head);
-        if self.slots.len() <= slot {
-            self.slots.resize_with(slot + 1, || None);
-        }
-        let repeat = &mut self.slots[slot];
-        let fresh = repeat.as_ref().is_some_and(|r| r.date == *date && r.copies >= count);
-        if !fresh {
-            // The run's bound, so a run never outgrows its copy; at least `count` anyway.
-            let copies = (RUN_BYTES / len.max(1)).max(count);
-            let mut bytes = repeat.take().map(|r| r.bytes).unwrap_or_default();
-            bytes.clear();
-            for _ in 0..copies {
-                fixed.write_h1(is_head, date, &mut bytes);
-            }
-            *repeat = Some(Repeat { date: *date, bytes, copies });
-        }
-        repeat.as_ref().map(|r| &r.bytes[..count * len])
     }
 }
 
@@ -163,6 +112,8 @@ pub(super) mod tests {
 
     use super::*;
     use crate::response::Response;
+    use crate::server::fixed::Fixed;
+    use crate::server::h1::repeats::Repeats;
 
     fn date(secs: u64) -> ImfFixdate {
         crate::date::format_imf_fixdate(

@@ -28,6 +28,7 @@ pub(super) mod fixed_run;
 mod handler;
 pub(super) mod last_response;
 mod ops;
+pub(super) mod repeats;
 mod requests;
 mod respond;
 mod stream;
