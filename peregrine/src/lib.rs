@@ -4,8 +4,8 @@
 //! h2c by prior knowledge or `Upgrade`), plain or HTTPS.
 //!
 //! The wire formats ([`http1`], [`http2`], [`router`]) are sans-I/O: plain values and state
-//! machines over byte slices, fuzzable and testable without sockets. Only `server` and
-//! [`client`] touch sockets.
+//! machines over byte slices, fuzzable and testable without sockets. Only the drivers, `server`
+//! and [`client`], touch sockets, and every socket call of theirs is in one private module.
 //!
 //! ```
 //! use peregrine::http1::{parse_request, EMPTY_HEADER, Limits, Status};

@@ -105,7 +105,7 @@ impl Fixed {
     }
 
     /// The head of the HTTP/1.1 keep-alive answer, as the general encoder
-    /// (`h1::response::encode_response`) writes it.
+    /// (`h1::respond::encode_response`) writes it.
     fn encode_h1_head(
         &self,
         len: usize,

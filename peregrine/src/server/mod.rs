@@ -1,12 +1,19 @@
 //! The server: a builder, worker threads, and a handle to stop them.
 //!
 //! - `runtime`: thread per core, one current-thread tokio runtime and one `SO_REUSEPORT`
-//!   listener per worker, accept loop with back-off and the global connection limit;
-//!   `worker`: what a worker's connections share.
-//! - `conn`: setting up a connection: the TLS handshake, the protocol choice.
-//! - `h1`: one HTTP/1.1 connection: read, parse, dispatch, encode, write; keep-alive,
-//!   pipelining, request bodies read for the handler.
+//!   listener per worker (or a socket systemd passed, shared), the accept loop with back-off
+//!   and the global connection limit; `connections`: the worker's one task that polls all of
+//!   its connections; `worker`: what a worker's connections share.
+//! - `conn`: setting up a connection: the PROXY protocol header, the TLS handshake, the
+//!   protocol choice.
+//! - `h1`: one HTTP/1.1 connection, a driver of [`http1::conn::Conn`](crate::http1::conn::Conn)
+//!   (which keeps the wire rules: keep-alive, pipelining, framing, deadlines): it moves the
+//!   bytes, runs the handler, reads request bodies for it and encodes its response; `h2`: one
+//!   HTTP/2 connection, a driver of [`http2::Conn`](crate::http2::Conn).
 //! - `call`: polling a handler, a panic answered with 500.
+//!
+//! Every socket call (binding, accepting, reading, writing) is in the crate's `net` module;
+//! the server keeps the policy (whom to admit, what to answer, which errors pause accepting).
 //! - [`Config`]: every limit and timeout, with its default; [`TlsConfig`]: certificates.
 //! - [`LogEntry`]: what the access log hook ([`Server::access_log`]) receives.
 //!
@@ -294,13 +301,9 @@ impl Server {
     /// or calling a handler: about a third of the instructions of a handler answering the same
     /// bytes (BENCHMARKS.md). Meant for a few paths; they are compared in turn.
     ///
-    /// A worker with fixed answers serves its plain-TCP connections from one loop while they
-    /// ask only for fixed answers, without a task per connection; the first other request
-    /// moves the connection to a task of its own for the rest of its life. The loop checks its
-    /// connections' timeouts every eighth of the shorter of `keep_alive_timeout` and
-    /// `header_read_timeout` (between 10 ms and 1 s), so each closes up to that much after its
-    /// deadline, and an idle one becomes a candidate to make room at `max_connections` once it
-    /// has been idle that long.
+    /// A pipelined run of requests for fixed answers on one connection is answered from the
+    /// worker's copy of the answer repeated, without copying each answer. Timeouts and the
+    /// connection limit apply to these connections as to any other.
     ///
     /// # Errors
     /// Starting the server ([`Server::spawn`], [`Server::run`]) fails with `InvalidInput` when
