@@ -110,6 +110,7 @@ pub mod routing;
 pub mod server;
 mod text;
 mod version;
+pub mod ws;
 
 pub use body::{Body, BodyError, BodySender, FileSpan};
 pub use handler::Handler;

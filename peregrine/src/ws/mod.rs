@@ -1,0 +1,22 @@
+//! WebSocket wire format, sans-I/O (RFC 6455): byte slices in, values out; no sockets, no
+//! clock read.
+//!
+//! | Module | Owns |
+//! |---|---|
+//! | [`frame`] | the frame header codec |
+//! | [`mask`] | masking, word-wise |
+//! | [`utf8`] | incremental UTF-8 validation of text |
+//! | `close` | [`CloseCode`] and the Close payload |
+//! | `error` | [`Error`]: what fails a connection, with its close code |
+//! | `limits` | [`Limits`] |
+
+mod close;
+mod error;
+pub mod frame;
+mod limits;
+pub mod mask;
+pub mod utf8;
+
+pub use close::{CloseCode, MAX_REASON, parse_close};
+pub use error::Error;
+pub use limits::Limits;
