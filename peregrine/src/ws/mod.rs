@@ -1,8 +1,9 @@
-//! WebSocket wire format, sans-I/O (RFC 6455): byte slices in, values out; no sockets, no
+//! WebSocket wire format, sans-I/O (RFC 6455; RFC 7692 permessage-deflate): byte slices in, values out; no sockets, no
 //! clock read.
 //!
 //! | Module | Owns |
 //! |---|---|
+//! | [`extension`] | `Sec-WebSocket-Extensions` parsing and the permessage-deflate negotiation |
 //! | [`frame`] | the frame header codec |
 //! | [`mask`] | masking, word-wise |
 //! | [`utf8`] | incremental UTF-8 validation of text |
@@ -12,6 +13,7 @@
 
 mod close;
 mod error;
+pub mod extension;
 pub mod frame;
 mod limits;
 pub mod mask;
@@ -19,4 +21,5 @@ pub mod utf8;
 
 pub use close::{CloseCode, MAX_REASON, parse_close};
 pub use error::Error;
+pub use extension::{DeflateConfig, DeflateParams};
 pub use limits::Limits;
