@@ -7,11 +7,13 @@
 //! | [`frame`] | the frame header codec |
 //! | [`mask`] | masking, word-wise |
 //! | [`utf8`] | incremental UTF-8 validation of text |
+//! | [`deflate`] | a message's compression and inflation (feature `ws-deflate`) |
 //! | `close` | [`CloseCode`] and the Close payload |
 //! | `error` | [`Error`]: what fails a connection, with its close code |
 //! | `limits` | [`Limits`] |
 
 mod close;
+pub mod deflate;
 mod error;
 pub mod extension;
 pub mod frame;
