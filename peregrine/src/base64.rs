@@ -1,6 +1,8 @@
-//! Base64 decoding (RFC 4648), for the places HTTP carries it: Basic credentials (RFC 7617 §2:
-//! the standard alphabet, padded) and `HTTP2-Settings` (RFC 7540 §3.2.1: the URL-safe
-//! alphabet, padding omitted). Each caller states its alphabet and how strict to be.
+//! Base64 (RFC 4648), for the places HTTP carries it: decoding Basic credentials (RFC 7617 §2:
+//! the standard alphabet, padded), `HTTP2-Settings` (RFC 7540 §3.2.1: the URL-safe alphabet,
+//! padding omitted) and `Sec-WebSocket-Key`; encoding the WebSocket handshake's key and accept
+//! values (RFC 6455 §4.1, §4.2.2: the standard alphabet, padded). Each caller states its
+//! alphabet and how strict to be.
 
 /// Which 64 characters encode the sextets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +67,26 @@ pub(crate) fn decode(
     Some(out)
 }
 
+/// The characters of the standard alphabet, by sextet value (RFC 4648 Table 1).
+const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Encodes `N` octets with the standard alphabet, padded, into `out` (`M` = 4 * ceil(N / 3)
+/// characters, checked at compile time): fixed-size values (a WebSocket key, a SHA-1 digest)
+/// encoded on the stack.
+pub(crate) fn encode_padded<const N: usize, const M: usize>(input: &[u8; N]) -> [u8; M] {
+    const { assert!(M == N.div_ceil(3) * 4, "M must be 4 * ceil(N / 3)") };
+    let mut out = [b'='; M];
+    for (group, dst) in input.chunks(3).zip(out.chunks_mut(4)) {
+        let b = [group[0], *group.get(1).unwrap_or(&0), *group.get(2).unwrap_or(&0)];
+        let word = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        // One character per sextet the group's octets reach: 2, 3 or 4; `=` fills the rest.
+        for (i, c) in dst.iter_mut().take(group.len() + 1).enumerate() {
+            *c = STANDARD[(word >> (18 - 6 * i)) as usize & 63];
+        }
+    }
+    out
+}
+
 /// The value of one base64 character (RFC 4648 Table 1, Table 2).
 fn sextet(b: u8, alphabet: Alphabet) -> Option<u8> {
     Some(match (b, alphabet) {
@@ -127,6 +149,31 @@ mod tests {
         for c in cases {
             let got = decode(c.input, c.alphabet, c.padding, c.pad_bits);
             assert_eq!(got.as_deref(), c.expect, "{:?}", String::from_utf8_lossy(c.input));
+        }
+    }
+
+    /// RFC 4648 §10's vectors encoded, and decoded back.
+    #[test]
+    fn encode_rfc4648_10() {
+        assert_eq!(&encode_padded::<1, 4>(b"f"), b"Zg==");
+        assert_eq!(&encode_padded::<2, 4>(b"fo"), b"Zm8=");
+        assert_eq!(&encode_padded::<3, 4>(b"foo"), b"Zm9v");
+        assert_eq!(&encode_padded::<4, 8>(b"foob"), b"Zm9vYg==");
+        assert_eq!(&encode_padded::<5, 8>(b"fooba"), b"Zm9vYmE=");
+        assert_eq!(&encode_padded::<6, 8>(b"foobar"), b"Zm9vYmFy");
+        assert_eq!(&encode_padded::<2, 4>(&[0xfb, 0xff]), b"+/8=");
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100 {
+            let mut raw = [0u8; 16];
+            for b in &mut raw {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = x as u8;
+            }
+            let enc = encode_padded::<16, 24>(&raw);
+            let dec = decode(&enc, Alphabet::Standard, Padding::Required, PadBits::Zero);
+            assert_eq!(dec.as_deref(), Some(&raw[..]));
         }
     }
 }

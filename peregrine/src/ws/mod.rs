@@ -1,8 +1,10 @@
-//! WebSocket wire format, sans-I/O (RFC 6455; RFC 7692 permessage-deflate): byte slices in, values out; no sockets, no
+//! WebSocket wire format, sans-I/O (RFC 6455; RFC 7692 permessage-deflate; RFC 8441 over
+//! HTTP/2): byte slices in, values out; no sockets, no
 //! clock read.
 //!
 //! | Module | Owns |
 //! |---|---|
+//! | [`handshake`] | the request's checks and the response's fields, both ends (HTTP/1.1 `Upgrade`, HTTP/2 extended CONNECT) |
 //! | [`extension`] | `Sec-WebSocket-Extensions` parsing and the permessage-deflate negotiation |
 //! | [`frame`] | the frame header codec |
 //! | [`mask`] | masking, word-wise |
@@ -17,6 +19,7 @@ pub mod deflate;
 mod error;
 pub mod extension;
 pub mod frame;
+pub mod handshake;
 mod limits;
 pub mod mask;
 pub mod utf8;
