@@ -3,9 +3,11 @@
 //! A fast, strict HTTP server, router and client: HTTP/1.1 and HTTP/2 (h2 over TLS by ALPN,
 //! h2c by prior knowledge or `Upgrade`), plain or HTTPS.
 //!
-//! The wire formats ([`http1`], [`http2`], [`router`]) are sans-I/O: plain values and state
-//! machines over byte slices, fuzzable and testable without sockets. Only the drivers, `server`
-//! and [`client`], touch sockets, and every socket call of theirs is in one private module.
+//! The wire formats ([`http1`], [`http2`], [`ws`], [`router`]) are sans-I/O: plain values and
+//! state machines over byte slices, fuzzable and testable without sockets. Only the drivers,
+//! `server` and [`client`], touch sockets, and every socket call of theirs is in one private
+//! module. [`ws`] is the WebSocket layer (RFC 6455, permessage-deflate): the opening
+//! handshake's checks and a connection state machine for both roles.
 //!
 //! ```
 //! use peregrine::http1::{parse_request, EMPTY_HEADER, Limits, Status};

@@ -167,6 +167,37 @@ pub fn parse_close(payload: &[u8]) -> Result<(CloseCode, &[u8]), Error> {
     Ok((code, reason))
 }
 
+/// A Close payload we send: the code and the reason, on the stack.
+#[derive(Clone, Copy)]
+pub(crate) struct ClosePayload {
+    buf: [u8; MAX_CONTROL_PAYLOAD],
+    len: u8,
+}
+
+impl ClosePayload {
+    /// The payload for `code` and `reason`; [`CloseCode::NO_STATUS`] is the empty payload
+    /// (RFC 6455 §5.5.1: a Close frame "MAY" have no body), which carries no reason. A reason
+    /// longer than [`MAX_REASON`] is cut at a character boundary.
+    pub(crate) fn new(code: CloseCode, reason: &str) -> ClosePayload {
+        let mut p = ClosePayload { buf: [0; MAX_CONTROL_PAYLOAD], len: 0 };
+        if code == CloseCode::NO_STATUS {
+            return p;
+        }
+        let mut end = reason.len().min(MAX_REASON);
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        p.buf[..2].copy_from_slice(&code.0.to_be_bytes());
+        p.buf[2..2 + end].copy_from_slice(&reason.as_bytes()[..end]);
+        p.len = (2 + end) as u8;
+        p
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +242,30 @@ mod tests {
             let got = parse_close(c.input).map(|(code, reason)| (code.get(), reason));
             assert_eq!(got, c.expect, "{:?}", c.input);
         }
+    }
+
+    #[test]
+    fn every_code_allowed_on_the_wire_round_trips() {
+        for n in 0..=u16::MAX {
+            let code = CloseCode::from(n);
+            let payload = ClosePayload::new(code, "why");
+            if code == CloseCode::NO_STATUS {
+                assert!(payload.as_bytes().is_empty());
+                continue;
+            }
+            let parsed = parse_close(payload.as_bytes());
+            assert_eq!(parsed.is_ok(), code.is_allowed_on_wire(), "{n}");
+            if let Ok((c, reason)) = parsed {
+                assert_eq!((c, reason), (code, &b"why"[..]));
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_reason_is_cut_at_a_character_boundary() {
+        let reason = "\u{e9}".repeat(100);
+        let p = ClosePayload::new(CloseCode::NORMAL, &reason);
+        assert_eq!(p.as_bytes().len(), 2 + 122);
+        assert!(parse_close(p.as_bytes()).is_ok());
     }
 }

@@ -1,4 +1,5 @@
-//! What fails a WebSocket connection (RFC 6455 §7.1.7), each with the close code sent for it.
+//! What fails a WebSocket connection (RFC 6455 §7.1.7), each with the close code sent for it,
+//! and what refuses a send.
 
 use std::fmt;
 
@@ -97,3 +98,39 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Why a send was refused; nothing was queued.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Instant;
+/// use peregrine::ws::{Config, Conn, Role, SendError};
+/// let mut conn = Conn::new(Role::Server, Arc::new(Config::default()), None, [0; 32], Instant::now());
+/// assert_eq!(conn.send_ping(&[0; 126]), Err(SendError::ControlTooLong));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SendError {
+    /// We sent a Close frame, or the connection is closed: no more frames (RFC 6455 §5.5.1).
+    Closed,
+    /// A ping or pong payload over 125 octets (RFC 6455 §5.5).
+    ControlTooLong,
+    /// A close reason over 123 octets (RFC 6455 §5.5: the code and reason fit in 125).
+    ReasonTooLong,
+    /// A close code not allowed on the wire ([`CloseCode::is_allowed_on_wire`]).
+    InvalidCloseCode,
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SendError::Closed => "websocket: closing or closed",
+            SendError::ControlTooLong => "websocket: control payload over 125 bytes",
+            SendError::ReasonTooLong => "websocket: close reason over 123 bytes",
+            SendError::InvalidCloseCode => "websocket: close code not allowed on the wire",
+        })
+    }
+}
+
+impl std::error::Error for SendError {}

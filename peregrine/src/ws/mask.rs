@@ -1,8 +1,10 @@
-//! Masking (RFC 6455 §5.3): the payload XORed with a 4-octet key.
+//! Masking (RFC 6455 §5.3): the payload XORed with a 4-octet key, and the client's keys.
 //!
 //! "Octet i of the transformed data is the XOR of octet i of the original data with octet at
 //! index i modulo 4 of the masking key." A frame's payload may arrive across reads, so
 //! [`apply`] takes the offset into the payload (its phase in the key) of the octets it masks.
+
+use sha1::{Digest, Sha1};
 
 /// XORs `buf` in place with `key`, `buf[0]` being octet `offset` of the frame's payload
 /// (masking and unmasking are the same operation).
@@ -36,6 +38,48 @@ pub fn apply(buf: &mut [u8], key: [u8; 4], offset: u64) {
     // Eight is a multiple of four: the tail starts at the same phase.
     for (i, b) in chunks.into_remainder().iter_mut().enumerate() {
         *b ^= k[i % 4];
+    }
+}
+
+/// The masking keys of a client's frames (RFC 6455 §5.3: "derived from a strong source of
+/// entropy ... the masking key for a frame MUST NOT make it simple for a server or proxy to
+/// predict the masking key for a subsequent frame").
+///
+/// The layer reads no random source itself: the driver gives 32 octets from one (the
+/// operating system's) and the keys are SHA-1 of that seed and a counter, five keys per digest:
+/// without the seed, past keys do not predict the next.
+#[derive(Clone)]
+pub(crate) struct MaskKeys {
+    seed: [u8; 32],
+    counter: u64,
+    block: [u8; 20],
+    used: u8,
+}
+
+impl MaskKeys {
+    pub(crate) fn new(seed: [u8; 32]) -> MaskKeys {
+        MaskKeys { seed, counter: 0, block: [0; 20], used: 20 }
+    }
+
+    /// The next frame's key.
+    pub(crate) fn next_key(&mut self) -> [u8; 4] {
+        if self.used == 20 {
+            let mut h = Sha1::new();
+            h.update(self.seed);
+            h.update(self.counter.to_be_bytes());
+            self.block = h.finalize().into();
+            self.counter += 1;
+            self.used = 0;
+        }
+        let at = usize::from(self.used);
+        self.used += 4;
+        [self.block[at], self.block[at + 1], self.block[at + 2], self.block[at + 3]]
+    }
+}
+
+impl std::fmt::Debug for MaskKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MaskKeys").field("counter", &self.counter).finish_non_exhaustive()
     }
 }
 
@@ -80,5 +124,21 @@ mod tests {
         apply(&mut twice, key, 5);
         apply(&mut twice, key, 5);
         assert_eq!(twice, data);
+    }
+
+    #[test]
+    fn keys_come_from_the_seed_and_do_not_repeat_soon() {
+        let mut a = MaskKeys::new([7; 32]);
+        let mut b = MaskKeys::new([7; 32]);
+        let mut c = MaskKeys::new([8; 32]);
+        let ka: Vec<[u8; 4]> = (0..50).map(|_| a.next_key()).collect();
+        let kb: Vec<[u8; 4]> = (0..50).map(|_| b.next_key()).collect();
+        let kc: Vec<[u8; 4]> = (0..50).map(|_| c.next_key()).collect();
+        assert_eq!(ka, kb);
+        assert_ne!(ka, kc);
+        let mut sorted = ka.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ka.len());
     }
 }

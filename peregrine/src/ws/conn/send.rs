@@ -1,0 +1,160 @@
+//! Sending: messages framed (fragmented, compressed, masked) into the output queue, control
+//! frames, and our Close (RFC 6455 §5.2-§5.5; RFC 7692 §6.1, §7.2.1).
+
+use super::{Conn, Control, Role, State};
+use crate::ws::close::{CloseCode, ClosePayload, MAX_REASON};
+use crate::ws::error::SendError;
+use crate::ws::frame::{Header, MAX_HEADER, Opcode};
+use crate::ws::mask::{self, MaskKeys};
+
+impl Conn {
+    /// Queues a text message.
+    ///
+    /// # Errors
+    /// [`SendError::Closed`] once we sent a Close (RFC 6455 §5.5.1: "the endpoint MUST NOT
+    /// send any more data frames") or the connection closed.
+    pub fn send_text(&mut self, text: &str) -> Result<(), SendError> {
+        self.send_message(Opcode::Text, text.as_bytes())
+    }
+
+    /// Queues a binary message.
+    ///
+    /// # Errors
+    /// As [`Conn::send_text`].
+    pub fn send_binary(&mut self, data: &[u8]) -> Result<(), SendError> {
+        self.send_message(Opcode::Binary, data)
+    }
+
+    /// Queues a Ping (RFC 6455 §5.5.2), sent ahead of queued messages; one waits at a time,
+    /// a later one replacing it. The peer's Pong arrives as [`Event::Pong`](super::Event::Pong).
+    ///
+    /// # Errors
+    /// [`SendError::ControlTooLong`] over 125 octets; [`SendError::Closed`] as for messages.
+    pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), SendError> {
+        self.ping = Some(self.control(payload)?);
+        Ok(())
+    }
+
+    /// Queues an unsolicited Pong (RFC 6455 §5.5.3: "A Pong frame MAY be sent unsolicited.
+    /// This serves as a unidirectional heartbeat"), replacing a Pong owed.
+    ///
+    /// # Errors
+    /// As [`Conn::send_ping`].
+    pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), SendError> {
+        self.pong = Some(self.control(payload)?);
+        Ok(())
+    }
+
+    fn control(&self, payload: &[u8]) -> Result<Control, SendError> {
+        if self.state != State::Open {
+            return Err(SendError::Closed);
+        }
+        Control::new(payload).ok_or(SendError::ControlTooLong)
+    }
+
+    /// Starts the closing handshake (RFC 6455 §7.1.2): queues our Close, after the messages
+    /// already queued, with `code` and `reason` ([`CloseCode::NO_STATUS`]: a Close without a
+    /// payload). Messages are still received until the peer's Close
+    /// ([`Event::Close`](super::Event::Close)), or until [`Limits::close_timeout`] passes, counted
+    /// from the next [`Conn::poll_timeout`].
+    ///
+    /// [`Limits::close_timeout`]: crate::ws::Limits::close_timeout
+    ///
+    /// # Errors
+    /// [`SendError::InvalidCloseCode`] for a code not allowed on the wire;
+    /// [`SendError::ReasonTooLong`] over 123 octets; [`SendError::Closed`] if we already sent
+    /// a Close or the connection is closed.
+    pub fn close(&mut self, code: CloseCode, reason: &str) -> Result<(), SendError> {
+        if self.state != State::Open {
+            return Err(SendError::Closed);
+        }
+        if !code.is_allowed_on_wire() && code != CloseCode::NO_STATUS {
+            return Err(SendError::InvalidCloseCode);
+        }
+        if reason.len() > MAX_REASON {
+            return Err(SendError::ReasonTooLong);
+        }
+        self.queue_close(code, reason);
+        self.state = State::CloseSent;
+        self.close_clock = super::Clock::Started;
+        Ok(())
+    }
+
+    /// Appends our Close frame to the queue.
+    pub(super) fn queue_close(&mut self, code: CloseCode, reason: &str) {
+        let payload = ClosePayload::new(code, reason);
+        let masks = (self.role == Role::Client).then_some(&mut self.masks);
+        write_frame(&mut self.out, masks, Opcode::Close, false, true, payload.as_bytes());
+    }
+
+    fn send_message(&mut self, opcode: Opcode, data: &[u8]) -> Result<(), SendError> {
+        if self.state != State::Open {
+            return Err(SendError::Closed);
+        }
+        let fragment = self.config.fragment_size.unwrap_or(usize::MAX).max(1);
+        let masks = (self.role == Role::Client).then_some(&mut self.masks);
+        #[cfg(feature = "ws-deflate")]
+        if let Some(d) = self.deflate.as_mut() {
+            // RFC 7692 §6: a message may go uncompressed (RSV1 clear) even when the
+            // extension is in force; ours do when short, or when our window was limited to 8
+            // (see `DeflateConfig::server_max_window_bits`).
+            if d.own_bits >= 9 && data.len() >= d.min_size {
+                let (level, bits, reset) = (d.level, d.own_bits, d.own_reset);
+                let c = d
+                    .compressor
+                    .get_or_insert_with(|| crate::ws::deflate::Compressor::new(level, bits, reset));
+                write_message(&mut self.out, masks, opcode, true, c.compress(data), fragment);
+                return Ok(());
+            }
+        }
+        write_message(&mut self.out, masks, opcode, false, data, fragment);
+        Ok(())
+    }
+}
+
+/// Appends a message as frames of at most `fragment` payload octets (RFC 6455 §5.4): the
+/// first with the opcode (and RSV1 if `compressed`: RFC 7692 §6.1 "the first fragment"), the
+/// rest continuations, FIN on the last.
+fn write_message(
+    out: &mut Vec<u8>,
+    mut masks: Option<&mut MaskKeys>,
+    opcode: Opcode,
+    compressed: bool,
+    payload: &[u8],
+    fragment: usize,
+) {
+    let frames = payload.len().div_ceil(fragment).max(1);
+    out.reserve(payload.len().saturating_add(frames.saturating_mul(MAX_HEADER)));
+    let mut rest = payload;
+    let mut first = true;
+    loop {
+        let (chunk, tail) = rest.split_at(rest.len().min(fragment));
+        let op = if first { opcode } else { Opcode::Continuation };
+        write_frame(out, masks.as_deref_mut(), op, first && compressed, tail.is_empty(), chunk);
+        if tail.is_empty() {
+            return;
+        }
+        first = false;
+        rest = tail;
+    }
+}
+
+/// Appends one frame, masked with the next key when `masks` is given (a client's: RFC 6455
+/// §5.3 "a client MUST mask all frames that it sends to the server").
+pub(super) fn write_frame(
+    out: &mut Vec<u8>,
+    masks: Option<&mut MaskKeys>,
+    opcode: Opcode,
+    rsv1: bool,
+    fin: bool,
+    payload: &[u8],
+) {
+    let key = masks.map(MaskKeys::next_key);
+    let header = Header { fin, rsv1, opcode, mask: key, len: payload.len() as u64 };
+    out.extend_from_slice(header.encode().as_bytes());
+    let start = out.len();
+    out.extend_from_slice(payload);
+    if let Some(key) = key {
+        mask::apply(&mut out[start..], key, 0);
+    }
+}
