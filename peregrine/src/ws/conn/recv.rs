@@ -105,7 +105,7 @@ impl Conn {
                     if let Some(key) = f.key {
                         mask::apply(piece, key, f.done);
                     }
-                    self.take_piece(f.sink, piece)?;
+                    self.take_piece(f.sink, piece, false)?;
                     input.advance(n);
                     f.done += n as u64;
                     if f.done < f.len {
@@ -167,20 +167,25 @@ impl Conn {
         Ok(Frame { opcode: h.opcode, fin: h.fin, key: h.mask, len: h.len, done: 0, sink })
     }
 
-    /// A piece of a fragmented or compressed message's payload, unmasked: appended or
-    /// inflated into the assembly buffer, new text validated at once.
-    fn take_piece(&mut self, sink: Sink, piece: &[u8]) -> Result<(), Error> {
+    /// A piece of a fragmented or compressed message's payload, unmasked (or, with `end`, a
+    /// compressed message's end): appended or inflated into the assembly buffer, new text
+    /// validated at once.
+    ///
+    /// What inflated before an inflation error is validated before the error is reported:
+    /// which error a message gets does not depend on how its octets were split into reads.
+    fn take_piece(&mut self, sink: Sink, piece: &[u8], end: bool) -> Result<(), Error> {
         let text = self.msg.is_some_and(|m| m.text);
         let start = self.buf.len();
-        if sink == Sink::Append {
+        let taken = if sink == Sink::Append {
             self.buf.extend_from_slice(piece);
+            Ok(())
         } else {
-            self.inflate(piece, false)?;
-        }
+            self.inflate(piece, end)
+        };
         if text {
             self.utf8.feed(&self.buf[start..]).map_err(|_| Error::InvalidUtf8)?;
         }
-        Ok(())
+        taken
     }
 
     /// Inflates a compressed message's next piece (or, with `end`, its end) into the
@@ -209,11 +214,7 @@ impl Conn {
     fn finish_message(&mut self) -> Result<Event, Error> {
         let Some(m) = self.msg else { return Err(Error::UnexpectedContinuation) };
         if m.compressed {
-            let start = self.buf.len();
-            self.inflate(&[], true)?;
-            if m.text {
-                self.utf8.feed(&self.buf[start..]).map_err(|_| Error::InvalidUtf8)?;
-            }
+            self.take_piece(Sink::Inflate, &[], true)?;
         }
         if m.text {
             self.utf8.finish().map_err(|_| Error::InvalidUtf8)?;

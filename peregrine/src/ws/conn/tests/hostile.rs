@@ -139,3 +139,17 @@ fn rsv1_only_on_a_messages_first_frame() {
     ];
     assert_eq!(run(two.concat()), [Event::Text("Hello".into()), Event::Text("Hello".into())]);
 }
+
+/// Fuzzer regression (`ws_conn`): a compressed text message whose inflated octets are not
+/// UTF-8, followed by data that does not inflate, failed with 1007 `InvalidUtf8` when its
+/// octets came in pieces but `Inflate` when whole: the output inflated before the error went
+/// unvalidated. Every split now gives `InvalidUtf8`.
+#[cfg(feature = "ws-deflate")]
+#[test]
+fn fuzz_the_error_of_a_compressed_text_does_not_depend_on_the_split() {
+    use crate::ws::extension::DeflateParams;
+    let input = b"\xc1\x87\x37\xfa\x21\x34\x3d\xcd\xcd\xcd\x01\x00\x00\x09\x37\xfa\x21\xfb\x01\xfd\x21\xc1\x85\x37\xfa\x21\xfb\x3d\xc5\xfa\x30\x3d\x37";
+    let make = || conn(Role::Server, Config::default(), Some(DeflateParams::default()));
+    let t = super::harness::run_all(make, input);
+    assert_eq!(t.events, [Event::Error(Error::InvalidUtf8)]);
+}
