@@ -137,6 +137,10 @@ mod imp {
             out: &mut BytesMut,
             limit: usize,
         ) -> Result<(), Error> {
+            // Past the limit already (a call after `MessageTooBig`): no more room at all.
+            if out.len() > limit {
+                return Err(Error::MessageTooBig);
+            }
             while !self.ended {
                 let start = out.len();
                 // One octet of room past the limit: producing it proves the message too big.
@@ -270,6 +274,22 @@ mod tests {
         let got = bomb.chunks(4096).try_for_each(|piece| i.inflate(piece, &mut out, limit));
         assert_eq!(got, Err(Error::MessageTooBig));
         assert!(out.len() <= limit + 1 && out.capacity() <= 4 * limit, "{}", out.capacity());
+    }
+
+    /// Fuzzer regression (`ws_conn`, the inflater alone): after a message met the limit,
+    /// `finish` (or another `inflate`) added one octet more each time: a call starting past
+    /// the limit was still given one octet of room. It now fails at once.
+    #[test]
+    fn fuzz_no_output_past_the_limit_after_the_limit_was_met() {
+        let mut c = Compressor::new(6, 15, false);
+        let payload = c.compress(&[b'a'; 1000]).to_vec();
+        let mut i = Inflater::new(15, false);
+        let mut out = BytesMut::new();
+        assert_eq!(i.inflate(&payload, &mut out, 100), Err(Error::MessageTooBig));
+        assert_eq!(out.len(), 101);
+        assert_eq!(i.finish(&mut out, 100), Err(Error::MessageTooBig));
+        assert_eq!(i.inflate(&payload, &mut out, 100), Err(Error::MessageTooBig));
+        assert_eq!(out.len(), 101);
     }
 
     #[test]
