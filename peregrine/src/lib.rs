@@ -112,6 +112,7 @@ pub mod routing;
 pub mod server;
 mod text;
 mod version;
+pub mod websocket;
 pub mod ws;
 
 pub use body::{Body, BodyError, BodySender, FileSpan};

@@ -77,6 +77,8 @@ pub(crate) struct HeadSpans {
     query: Option<Span>,
     /// The request's authority: the Host field (HTTP/1.1) or `:authority` (HTTP/2).
     authority: Option<Span>,
+    /// `:protocol`, of an HTTP/2 extended CONNECT (RFC 8441 §4).
+    protocol: Option<Span>,
     /// The header section: its field lines, each ending with CRLF.
     fields: Span,
     /// How many field lines it holds.
@@ -108,6 +110,7 @@ impl HeadSpans {
             path: Span::of(base, path.as_bytes()),
             query: query.map(|q| Span::of(base, q.as_bytes())),
             authority,
+            protocol: None,
             fields,
             field_count: head.headers.len() as u16,
         }
@@ -127,6 +130,8 @@ pub(crate) struct H2Head<'a, I> {
     pub(crate) path: Option<&'a [u8]>,
     /// `:authority`.
     pub(crate) authority: Option<&'a [u8]>,
+    /// `:protocol` (extended CONNECT, RFC 8441 §4).
+    pub(crate) protocol: Option<&'a [u8]>,
     /// The regular fields: lowercase names.
     pub(crate) fields: I,
 }
@@ -154,6 +159,7 @@ impl Request {
         let path_bytes = head.path.unwrap_or_default();
         let target = push_span(arena, path_bytes);
         let authority = head.authority.map(|a| push_span(arena, a));
+        let protocol = head.protocol.map(|p| push_span(arena, p));
         // The fields as HTTP/1.1 field lines (their values hold no CR, LF or NUL and no
         // whitespace at either end: RFC 9113 §8.2.1), read as a parsed head's are.
         let fields_start = arena.len() as u16;
@@ -192,6 +198,7 @@ impl Request {
             path,
             query,
             authority,
+            protocol,
             fields,
             field_count,
         };
@@ -450,6 +457,19 @@ impl Request {
         self.spans.authority.map(|span| self.text(span))
     }
 
+    /// A request with this one's head (shared, not copied) and no body.
+    pub(crate) fn head_only(&self) -> Request {
+        let mut req = Request::from_parts(self.head.clone(), self.spans.clone(), Body::empty());
+        req.remote_addr = self.remote_addr.clone();
+        req
+    }
+
+    /// The protocol of an HTTP/2 extended CONNECT (`:protocol`, RFC 8441 §4), such as
+    /// `websocket`; `None` for every other request.
+    pub fn protocol(&self) -> Option<&str> {
+        self.spans.protocol.map(|span| self.text(span))
+    }
+
     /// The protocol version of the request.
     #[inline]
     pub fn version(&self) -> Version {
@@ -642,6 +662,7 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             path,
             query,
             authority,
+            protocol: None,
             fields,
             field_count,
         };

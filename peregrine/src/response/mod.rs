@@ -4,6 +4,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 
 use crate::body::{Body, BodyError};
+use crate::websocket::OnUpgrade;
 
 mod header_list;
 
@@ -31,19 +32,28 @@ pub struct Response {
     status: StatusCode,
     headers: HeaderList,
     body: Body,
+    /// What runs on the connection (or stream) once this response accepted a protocol
+    /// upgrade ([`WebSocketUpgrade::on_upgrade`](crate::websocket::WebSocketUpgrade::on_upgrade));
+    /// boxed, so a response stays one pointer larger for it.
+    upgrade: Option<Box<OnUpgrade>>,
 }
 
 impl Response {
     /// A `200 OK` response with `body`.
     #[inline]
     pub fn new(body: impl Into<Body>) -> Response {
-        Response { status: StatusCode::OK, headers: HeaderList::new(), body: body.into() }
+        Response {
+            status: StatusCode::OK,
+            headers: HeaderList::new(),
+            body: body.into(),
+            upgrade: None,
+        }
     }
 
     /// A response with `status` and `body`.
     #[inline]
     pub fn with_status(status: StatusCode, body: impl Into<Body>) -> Response {
-        Response { status, headers: HeaderList::new(), body: body.into() }
+        Response { status, headers: HeaderList::new(), body: body.into(), upgrade: None }
     }
 
     /// Adds a header field (keeping any others of the same name) and returns the response.
@@ -54,6 +64,18 @@ impl Response {
     pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Response {
         self.headers.append(name, value);
         self
+    }
+
+    /// Attaches what runs once this response, accepting an upgrade, is sent.
+    pub(crate) fn with_upgrade(mut self, upgrade: OnUpgrade) -> Response {
+        self.upgrade = Some(Box::new(upgrade));
+        self
+    }
+
+    /// Takes what runs once this response is sent, if it accepted an upgrade.
+    #[inline]
+    pub(crate) fn take_upgrade(&mut self) -> Option<Box<OnUpgrade>> {
+        self.upgrade.take()
     }
 
     /// The status code.
@@ -156,7 +178,12 @@ impl<B: Into<Body>> IntoResponse for http::Response<B> {
 impl<B: Into<Body>> From<http::Response<B>> for Response {
     fn from(res: http::Response<B>) -> Self {
         let (parts, body) = res.into_parts();
-        Response { status: parts.status, headers: parts.headers.into(), body: body.into() }
+        Response {
+            status: parts.status,
+            headers: parts.headers.into(),
+            body: body.into(),
+            upgrade: None,
+        }
     }
 }
 

@@ -96,6 +96,7 @@ pub(crate) fn spawn_worker<H: Handler>(
         worker.proxy = proxy;
         worker.ops = ops;
         worker.metrics = metrics;
+        worker.shutdown = Some(shutdown.clone());
         let worker = Rc::new(worker);
         let handler = Rc::new(Service::new(handler));
         let local = LocalSet::new();

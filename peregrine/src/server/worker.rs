@@ -25,7 +25,9 @@ use super::idle::IdleTable;
 use super::metrics::WorkerMetrics;
 use super::ops::Ops;
 use super::proxy::ProxyProtocol;
+use super::shutdown::ShutdownSignal;
 use crate::http1::{self, LastHead};
+use crate::websocket::Drain;
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
@@ -97,6 +99,9 @@ pub(crate) struct Worker {
     idle_table: RefCell<IdleTable>,
     /// Wakes the worker when its last connection closes during a drain.
     idle_notify: Notify,
+    /// The server's shutdown signals (set by the runtime): what an upgraded connection's
+    /// session watches to say goodbye when the drain begins.
+    pub(crate) shutdown: Option<Arc<ShutdownSignal>>,
 }
 
 impl Worker {
@@ -137,6 +142,7 @@ impl Worker {
             stop_notify: Notify::new(),
             idle_table: RefCell::default(),
             idle_notify: Notify::new(),
+            shutdown: None,
         }
     }
 
@@ -162,6 +168,13 @@ impl Worker {
         if !self.stopping.get() {
             notified.await;
         }
+    }
+
+    /// A future that completes when the server's drain begins, for a session that outlives
+    /// HTTP (an upgraded connection); `None` for a worker made without the signals (tests).
+    pub(crate) fn drain_signal(&self) -> Option<Drain> {
+        let shutdown = self.shutdown.clone()?;
+        Some(Box::pin(async move { shutdown.drain.wait().await }))
     }
 
     /// The drain begins: from now on every HTTP/1.1 response says `Connection: close` (its

@@ -136,10 +136,21 @@ impl<H: Handler> H1Conn<H> {
         if let Some(log) = &mut self.log {
             log.status = res.status().as_u16();
         }
+        let upgrade = res.take_upgrade();
         match self.encode_response(res) {
             Ok((None, n)) => {
                 if let Some(log) = &mut self.log {
                     log.bytes = n;
+                }
+                if self.conn.is_upgraded() {
+                    // The 101 is queued: what follows on the connection is the new protocol's
+                    // (RFC 9110 §15.2.2), run by the session the handler accepted; a 101 without
+                    // one leaves nobody to speak it, so the connection closes.
+                    self.log_response();
+                    return match upgrade {
+                        Some(upgrade) => Phase::Upgrade(Some(upgrade)),
+                        None => Phase::Closing { linger: false },
+                    };
                 }
                 self.after_response()
             }

@@ -54,6 +54,7 @@ use crate::http1::conn::Timeout;
 use crate::net::linger::LINGER;
 use crate::net::{Timer, Transport, WriteStall};
 use crate::request::Peer;
+use crate::websocket::{Handoff, OnUpgrade};
 use body::RequestBody;
 use fixed_run::FixedRun;
 use stream::Streaming;
@@ -88,6 +89,9 @@ pub(crate) enum Exit {
     /// The connection switches to HTTP/2: the client preface arrived (prior knowledge), or a
     /// request asked `Upgrade: h2c` and its `101` is written.
     Http2(Option<Box<Upgraded>>),
+    /// A handler accepted an upgrade (a WebSocket) and its `101` is written: the connection is
+    /// the session's.
+    Upgrade(Box<OnUpgrade>),
 }
 
 /// What the driver does now.
@@ -112,6 +116,8 @@ enum Phase {
     },
     /// Writing the `101` before the hand-over to HTTP/2.
     Handover(Option<Box<Upgraded>>),
+    /// Writing the `101` before the hand-over to the session a handler accepted.
+    Upgrade(Option<Box<OnUpgrade>>),
     Done,
 }
 
@@ -136,12 +142,14 @@ pub(crate) fn serve<H: Handler>(
     Serve::H1(H1Conn::new(io, peer, rbuf, service, admitted, accepted))
 }
 
-/// The connection's task: HTTP/1.1, then possibly HTTP/2 (boxed: a plain connection's task
-/// carries a pointer for it, not its state). The HTTP/1.1 state is the task's own, inline.
+/// The connection's task: HTTP/1.1, then possibly HTTP/2 or an upgraded session (boxed: a
+/// plain connection's task carries a pointer for it, not its state). The HTTP/1.1 state is the
+/// task's own, inline.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Serve<H: Handler> {
     H1(H1Conn<H>),
-    H2(Pin<Box<dyn Future<Output = ()>>>),
+    /// HTTP/2, or the session of an upgrade.
+    Handed(Pin<Box<dyn Future<Output = ()>>>),
     Done,
 }
 
@@ -161,10 +169,16 @@ impl<H: Handler> Future for Serve<H> {
                         let Serve::H1(h1) = std::mem::replace(this, Serve::Done) else {
                             unreachable!("matched above");
                         };
-                        *this = Serve::H2(Box::pin(h1.into_http2(upgraded)));
+                        *this = Serve::Handed(Box::pin(h1.into_http2(upgraded)));
+                    }
+                    Exit::Upgrade(on_upgrade) => {
+                        let Serve::H1(h1) = std::mem::replace(this, Serve::Done) else {
+                            unreachable!("matched above");
+                        };
+                        *this = Serve::Handed(h1.into_session(*on_upgrade));
                     }
                 },
-                Serve::H2(h2) => return h2.as_mut().poll(cx),
+                Serve::Handed(next) => return next.as_mut().poll(cx),
                 Serve::Done => return Poll::Ready(()),
             }
         }
@@ -300,6 +314,18 @@ impl<H: Handler> H1Conn<H> {
                             unreachable!("matched above");
                         };
                         return Poll::Ready(Exit::Http2(upgraded));
+                    }
+                }
+                Phase::Upgrade(_) => {
+                    if ready!(self.poll_flush(cx)).is_err() {
+                        Phase::Done
+                    } else {
+                        let Phase::Upgrade(Some(on_upgrade)) =
+                            std::mem::replace(&mut self.phase, Phase::Done)
+                        else {
+                            unreachable!("matched above, set with a session");
+                        };
+                        return Poll::Ready(Exit::Upgrade(on_upgrade));
                     }
                 }
                 Phase::Done => {
@@ -515,6 +541,26 @@ impl<H: Handler> H1Conn<H> {
             *wpos = 0;
             worker.buffers.put_write(std::mem::take(wbuf));
         }
+    }
+
+    /// Hands the connection to the session a handler accepted, with what was read past the
+    /// request's head (RFC 6455 §4.1: the WebSocket's first frames may follow it at once). The
+    /// connection stays counted (its admission lives as long as the session) but is never
+    /// idle: no eviction picks it.
+    fn into_session(mut self, on_upgrade: OnUpgrade) -> Pin<Box<dyn Future<Output = ()>>> {
+        let input = std::mem::take(&mut self.rbuf);
+        self.release_buffers();
+        let handoff = Handoff {
+            connection: None,
+            drain: self.worker.drain_signal(),
+            write_timeout: self.worker.config.write_timeout,
+        };
+        let H1Conn { io, admitted, .. } = self;
+        let session = on_upgrade.start(Handoff { connection: Some((io, input)), ..handoff });
+        Box::pin(async move {
+            let _admitted = admitted;
+            session.await;
+        })
     }
 
     /// Hands the connection over to HTTP/2, with what was read past the HTTP/1.1 part.

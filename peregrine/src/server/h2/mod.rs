@@ -39,6 +39,7 @@ use crate::net::WriteStall;
 use crate::net::linger::LINGER;
 use crate::request::{H2Head, Peer, Request};
 use crate::response::IntoResponse;
+use crate::websocket::Handoff;
 use body::Bodies;
 use head_cache::HeadCache;
 use tasks::{Out, ReadyQueue, Tasks};
@@ -81,6 +82,8 @@ pub(crate) fn h2_config(config: &super::Config) -> http2::Config {
         initial_window_size: config.h2_stream_window,
         connection_window_size: config.h2_connection_window,
         max_header_list_size: u32::try_from(config.head.max_head_bytes).unwrap_or(u32::MAX),
+        // RFC 8441 §3: WebSockets (and any other protocol a handler accepts) over streams.
+        enable_connect_protocol: true,
         ..http2::Config::default()
     }
 }
@@ -356,6 +359,7 @@ impl<H: Handler> H2Conn<H> {
                                 method: section.method().unwrap_or_default(),
                                 path: section.path(),
                                 authority: section.authority(),
+                                protocol: section.protocol(),
                                 fields: section.fields().map(|f| (f.name, f.value)),
                             };
                             arena_room(&mut self.arena, &mut self.spare_arena);
@@ -549,6 +553,18 @@ impl<H: Handler> H2Conn<H> {
     /// Sends a handler's response head, and its body when it is complete.
     fn respond(&mut self, index: u16, mut response: crate::Response) {
         let i = usize::from(index);
+        // A response that accepted an extended CONNECT (RFC 8441): its session runs as a task of
+        // the worker beside the connection, over the stream's bodies.
+        if let Some(upgrade) = response.take_upgrade() {
+            if response.status().is_success() {
+                let handoff = Handoff {
+                    connection: None,
+                    drain: self.worker.drain_signal(),
+                    write_timeout: self.worker.config.write_timeout,
+                };
+                tokio::task::spawn_local(upgrade.start(handoff));
+            }
+        }
         let date = *self.date.get_or_insert_with(crate::server::clock::date);
         let conn = self.conn.as_mut().expect("connection state");
         let t = &mut self.tasks.list[i];
