@@ -86,6 +86,7 @@ mod pool;
 mod request;
 mod response;
 mod tls;
+mod ws;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,6 +95,7 @@ pub use crate::net::TlsError;
 pub use error::Error;
 pub use origin::Origin;
 pub use tls::TlsConfig;
+pub use ws::WebSocketRequest;
 
 use crate::http1::encode::Scheme;
 use conn::{Config, Connection, Protocol, Versions};
@@ -124,6 +126,8 @@ struct Inner {
     config: Config,
     pool: Arc<Pool>,
     request_timeout: Option<Duration>,
+    /// `config` for WebSockets (HTTP/1.1 only), made at the first.
+    ws_config: std::sync::OnceLock<Config>,
 }
 
 impl std::fmt::Debug for Client {
@@ -241,7 +245,12 @@ impl ClientBuilder {
     /// The client.
     pub fn build(self) -> Client {
         let pool = Arc::new(Pool::new(self.max_idle, self.idle_timeout));
-        let inner = Inner { config: self.config, pool, request_timeout: self.request_timeout };
+        let inner = Inner {
+            config: self.config,
+            pool,
+            request_timeout: self.request_timeout,
+            ws_config: std::sync::OnceLock::new(),
+        };
         Client { inner: Arc::new(inner) }
     }
 }

@@ -184,6 +184,11 @@ impl Config {
         self
     }
 
+    /// The read timeout set.
+    pub(crate) fn read_timeout_value(&self) -> Option<Duration> {
+        self.read_timeout
+    }
+
     /// Longest wait for the next byte while a response is awaited (`None`: no limit), counted
     /// from the last bytes received or, when later, the last request sent.
     pub fn read_timeout(mut self, d: Option<Duration>) -> Config {
@@ -472,6 +477,19 @@ impl Connection {
                 Ok(tokio::runtime::RuntimeFlavor::CurrentThread)
             ),
         }
+    }
+
+    /// After a `101 Switching Protocols` (HTTP/1.1, RFC 9110 §15.2.2): the transport, the
+    /// bytes read past the response's head (the new protocol's first), and whether the
+    /// connection was made on a current-thread runtime. `None` when the connection did not
+    /// switch.
+    pub(crate) fn into_upgraded(mut self) -> Option<(Transport, BytesMut, bool)> {
+        self.settle();
+        match &self.proto {
+            Proto::H1(h) if h.conn.is_upgraded() && self.failed.is_none() => {}
+            _ => return None,
+        }
+        Some((self.io, self.rbuf, self.single_thread))
     }
 
     /// The protocol the connection speaks.
