@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 mod error;
 mod file_span;
+mod frames;
 mod receive;
 
 pub use error::BodyError;
@@ -30,6 +31,10 @@ pub(crate) use receive::{Incoming, Receive};
 /// A request's body reads from the connection only when polled, so a handler that never looks
 /// at it costs nothing (the server drains or closes afterwards). A response body is sent with
 /// `Content-Length` when its size is known ([`Body::size_hint`]) and chunked otherwise.
+///
+/// It is an [`http_body::Body`] (data frames, then its trailers as a trailers frame), so it
+/// goes wherever hyper, axum or tower-http take a body; any `http_body::Body` of `Bytes`
+/// becomes one with [`Body::from_http_body`].
 ///
 /// # Examples
 /// ```
@@ -70,6 +75,9 @@ enum Kind {
     /// A span of an open file: sent with `sendfile(2)` by the server on Linux, read in chunks
     /// anywhere else.
     File(FileSpan),
+    /// A foreign `http_body::Body` (see [`Body::from_http_body`]), whose trailers frame ends
+    /// the body.
+    Frames(std::pin::Pin<Box<dyn frames::FrameSource>>),
 }
 
 /// Bytes read per chunk when a file body is polled rather than sent with `sendfile(2)`.
@@ -199,10 +207,16 @@ impl Body {
         self
     }
 
-    /// Whether trailer fields may follow this body: set with [`Body::with_trailers`], or a
-    /// channel body (its sender may end it with trailers).
+    /// Whether trailer fields may follow this body: set with [`Body::with_trailers`], a
+    /// channel body (its sender may end it with trailers), or a foreign body that may end
+    /// with a trailers frame.
     pub(crate) fn may_have_trailers(&self) -> bool {
-        self.trailers.is_some() || matches!(self.kind, Kind::Channel(_))
+        self.trailers.is_some()
+            || match &self.kind {
+                Kind::Channel(_) => true,
+                Kind::Frames(source) => source.may_have_trailers(),
+                _ => false,
+            }
     }
 
     /// A body a driver receives through `source`, as its body `id`.
@@ -219,6 +233,7 @@ impl Body {
             Kind::Channel(_) | Kind::Stream(_) => None,
             Kind::SizedStream(left, _) => Some(*left),
             Kind::File(span) => Some(span.remaining()),
+            Kind::Frames(source) => source.size_hint(),
         }
     }
 
@@ -264,6 +279,14 @@ impl Body {
                 }
                 polled
             }
+            Kind::Frames(source) => {
+                let polled = frames::poll_source(source, &mut self.trailers, cx);
+                if self.trailers.is_some() {
+                    // The trailers frame ended it: the source is done.
+                    self.kind = Kind::Empty;
+                }
+                polled
+            }
         }
     }
 
@@ -286,8 +309,9 @@ impl Body {
 
     /// The trailer fields of a body, once it has been read to its end ([`Body::chunk`] returned
     /// `None`): a request's (a chunked HTTP/1.1 body's trailer section, RFC 9112 §7.1.2, or
-    /// HTTP/2's trailing HEADERS), or those set with [`Body::with_trailers`] or sent with
-    /// [`BodySender::finish`]. Taken, so a second call gets `None`.
+    /// HTTP/2's trailing HEADERS), those set with [`Body::with_trailers`] or sent with
+    /// [`BodySender::finish`], or the trailers frame of a [`Body::from_http_body`]. Taken, so
+    /// a second call gets `None`.
     ///
     /// `None` too for a body without trailers, and a received body not read to its end. Trailer fields are kept apart from the header fields (RFC 9110
     /// §6.5.1): the server never merges them into [`Request::headers`](crate::Request::headers).
@@ -364,6 +388,7 @@ impl fmt::Debug for Body {
             Kind::Stream(_) => "Stream",
             Kind::SizedStream(..) => "SizedStream",
             Kind::File(_) => "File",
+            Kind::Frames(_) => "Frames",
         };
         f.debug_struct("Body").field("kind", &kind).field("size_hint", &self.size_hint()).finish()
     }
