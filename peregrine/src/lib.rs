@@ -63,6 +63,21 @@
 //! server.join()?;
 //! # Ok::<(), std::io::Error>(())
 //! ```
+//!
+//! ## Tower and axum
+//!
+//! With the `tower` feature, any tower service of `http::Request<Body>` is a handler
+//! (`peregrine::tower::service`), and a handler or a [`Router`] is a tower service
+//! (`peregrine::tower::into_service`); with `axum`, an axum 0.8 `Router` is served unmodified,
+//! on every listener the server has. [`Body`] is an `http_body::Body`, and the `http` crate's
+//! requests and responses convert to and from [`Request`] and [`Response`]: the `tower`
+//! module's docs tabulate how the types map.
+//!
+//! ```no_run
+//! let app = axum::Router::new().route("/", axum::routing::get(|| async { "Hello, World!" }));
+//! peregrine::Server::bind("0.0.0.0:8080").run(peregrine::tower::service(app))?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -111,6 +126,8 @@ pub mod router;
 pub mod routing;
 pub mod server;
 mod text;
+#[cfg(feature = "tower")]
+pub mod tower;
 mod version;
 pub mod websocket;
 pub mod ws;

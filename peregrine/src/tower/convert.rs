@@ -1,0 +1,105 @@
+//! Requests and responses between peregrine's types and the `http` crate's, with what the
+//! conversions in `request` and `response` leave out: who sent the request, the authority of
+//! an HTTP/2 request, and a response body's framing.
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, HOST, TRAILER};
+
+use super::{BoxError, RemoteAddr};
+use crate::body::Body;
+use crate::request::{Peer, Request};
+use crate::response::Response;
+use crate::{Method, Version};
+
+/// The `http::Request` a service gets for `req` (see the module docs' table).
+pub(super) fn to_http_request(req: Request) -> http::Request<Body> {
+    let peer = req.remote_addr.clone();
+    // RFC 9113 §8.3.1: an HTTP/2 request carries its authority in `:authority`; read as
+    // HTTP/1.1 semantics, which tower services expect, it is the Host field.
+    let authority = match req.version() {
+        Version::Http2 => req.authority().map(|a| req.raw_head().slice_ref(a.as_bytes())),
+        _ => None,
+    };
+    let mut out: http::Request<Body> = req.into();
+    if let Some(authority) = authority {
+        if !out.headers().contains_key(HOST) {
+            if let Ok(value) = http::HeaderValue::from_maybe_shared(authority) {
+                out.headers_mut().insert(HOST, value);
+            }
+        }
+    }
+    if let Some(peer) = peer {
+        #[cfg(feature = "axum")]
+        out.extensions_mut().insert(axum::extract::ConnectInfo(peer.addr()));
+        out.extensions_mut().insert(RemoteAddr(peer));
+    }
+    out
+}
+
+/// The [`Request`] a handler gets for `req`, made by a server other than ours (hyper) or by
+/// a tower stack: its head written in HTTP/1.1 form, its body streamed, its client taken
+/// from [`RemoteAddr`] (or axum's `ConnectInfo<SocketAddr>`) when the extensions hold it.
+pub(super) fn from_http_request<B>(req: http::Request<B>) -> Request
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    let (mut parts, body) = req.into_parts();
+    let peer = match parts.extensions.get::<RemoteAddr>() {
+        Some(remote) => Some(remote.0.clone()),
+        None => connect_info(&parts.extensions).map(Peer::Direct),
+    };
+    // HTTP/2 under hyper: the authority is in the URI, and a handler reads it from Host
+    // (RFC 9113 §8.3.1), as it does for our own HTTP/2 requests.
+    if !parts.headers.contains_key(HOST) {
+        let authority = parts.uri.authority().map(|a| http::HeaderValue::from_str(a.as_str()));
+        if let Some(Ok(value)) = authority {
+            parts.headers.insert(HOST, value);
+        }
+    }
+    let mut out = Request::from(http::Request::from_parts(parts, Body::from_http_body(body)));
+    out.remote_addr = peer;
+    out
+}
+
+#[cfg(feature = "axum")]
+fn connect_info(extensions: &http::Extensions) -> Option<std::net::SocketAddr> {
+    extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0)
+}
+
+#[cfg(not(feature = "axum"))]
+fn connect_info(_: &http::Extensions) -> Option<std::net::SocketAddr> {
+    None
+}
+
+/// The [`Response`] for a service's `res` to a request with `method`: the status and fields as
+/// they are, the body streamed with the framing the module docs describe.
+pub(super) fn from_http_response<B>(res: http::Response<B>, method: Method) -> Response
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = res.into_parts();
+    let declared = || {
+        let mut values = parts.headers.get_all(CONTENT_LENGTH).iter();
+        // One value only: a list, even of equal lengths, is left to the body's own size.
+        match (values.next(), values.next()) {
+            (Some(v), None) => crate::http1::framing::parse_content_length(v.as_bytes()),
+            _ => None,
+        }
+    };
+    // RFC 9110 §8.6: the answer to HEAD, and a 304, announce the length of the content they
+    // do not carry; their body is empty, so the field is the only word on it. Otherwise the
+    // body's exact size makes a message that ends where it says, and the field serves a body
+    // that does not know its size.
+    let no_content = method == Method::Head || parts.status == http::StatusCode::NOT_MODIFIED;
+    let exact = http_body::Body::size_hint(&body).exact();
+    let length = if no_content { declared().or(exact) } else { exact.or_else(declared) };
+    // RFC 9110 §6.6.2: a Trailer field announces trailers, which need a way to follow even a
+    // body of known size; a body of unknown size may end with them anyway.
+    let trailers = length.is_none() || parts.headers.contains_key(TRAILER);
+    let body = Body::from_http_body_framed(body, length, trailers);
+    let mut out = Response::with_status(parts.status, body);
+    *out.headers_mut() = parts.headers.into();
+    out
+}
