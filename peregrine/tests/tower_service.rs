@@ -237,3 +237,42 @@ fn a_future_that_is_not_send() {
     c.send(&get("/"));
     assert_eq!(c.response().body, b"not Send");
 }
+
+/// A body of known length in two frames, the second after a wait: sent with its
+/// Content-Length, the first frame (taken early to see whether it was all) not lost.
+#[test]
+fn a_body_of_known_length_in_parts_keeps_its_length() {
+    struct Parts {
+        parts: std::collections::VecDeque<bytes::Bytes>,
+        waited: bool,
+    }
+    impl http_body::Body for Parts {
+        type Data = bytes::Bytes;
+        type Error = Infallible;
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<bytes::Bytes>, Infallible>>> {
+            if self.parts.len() == 1 && !std::mem::replace(&mut self.waited, true) {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Ready(self.parts.pop_front().map(|p| Ok(http_body::Frame::data(p))))
+        }
+        fn size_hint(&self) -> http_body::SizeHint {
+            http_body::SizeHint::with_exact(self.parts.iter().map(|p| p.len() as u64).sum())
+        }
+    }
+    let svc = tower::service_fn(|_req: http::Request<Body>| async {
+        let parts = [&b"abc"[..], b"def"].map(bytes::Bytes::from_static).into();
+        Ok::<_, Infallible>(http::Response::new(Parts { parts, waited: false }))
+    });
+    let server = support::spawn(peregrine::tower::service(svc));
+    let mut c = RawClient::connect(server.local_addr());
+    for _ in 0..2 {
+        c.send(&get("/"));
+        let res = c.response();
+        assert_eq!(res.header("content-length"), Some("6"));
+        assert_eq!(res.body, b"abcdef");
+    }
+}

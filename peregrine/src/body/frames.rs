@@ -6,7 +6,7 @@
 
 use std::any::Any;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
@@ -32,7 +32,17 @@ pub(super) trait FrameSource: Send + Sync {
     /// Whether trailers may end the body: the drivers then keep a way open for them (chunked
     /// on HTTP/1.1, no END_STREAM on the last DATA frame of HTTP/2).
     fn may_have_trailers(&self) -> bool;
+
+    /// Polls a body of known length without trailers once: its bytes when that first frame
+    /// holds all of them. Whatever else came (a part, trailers, the end, an error) is kept for
+    /// `poll_frame` to give out first. Only the first call polls.
+    #[cfg(feature = "tower")]
+    fn poll_whole(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<Bytes>;
 }
+
+/// What the first poll of [`FrameSource::poll_whole`] got and did not use: a frame, an error,
+/// or the end (`None`).
+type Polled = Option<Result<Frame<Bytes>, BodyError>>;
 
 pin_project! {
     /// A foreign body and what `Body` must answer about it without polling it.
@@ -41,6 +51,8 @@ pin_project! {
         // hint) or its message announced (Content-Length), less what it has yielded.
         left: Option<u64>,
         trailers: bool,
+        // `poll_whole` ran: `Some` with what it got, if it did not use it.
+        polled: Option<Option<Polled>>,
         // The body is only `Send` (axum's is a boxed `dyn Body + Send`); `Body` is `Sync`,
         // which `SyncWrapper` grants soundly by never giving out a shared reference. So what
         // `Body` reads through `&self` is kept beside it, above.
@@ -59,23 +71,44 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = self.project();
-        match this.body.get_pin_mut().poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let (Some(data), Some(left)) = (frame.data_ref(), this.left.as_mut()) {
-                    *left = left.saturating_sub(data.len() as u64);
-                }
-                Poll::Ready(Some(Ok(frame)))
+        let polled = match this.polled.as_mut().and_then(Option::take) {
+            Some(polled) => polled,
+            None => ready!(poll_mapped(this.body, cx)),
+        };
+        if let (Some(Ok(frame)), Some(left)) = (&polled, this.left.as_mut()) {
+            if let Some(data) = frame.data_ref() {
+                *left = left.saturating_sub(data.len() as u64);
             }
-            Poll::Ready(Some(Err(e))) => {
-                // `BodyError` is a small `Copy` value: the source's error is logged here and
-                // read as an abort (the server closes the connection mid-message).
-                let e: BoxError = e.into();
-                tracing::debug!("peregrine: a body's source failed: {e}");
-                Poll::Ready(Some(Err(BodyError::new(BodyErrorKind::Aborted))))
-            }
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
         }
+        Poll::Ready(polled)
+    }
+
+    #[cfg(feature = "tower")]
+    fn poll_whole(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<Bytes> {
+        let this = self.project();
+        let len = this.left.filter(|_| !*this.trailers && this.polled.is_none())?;
+        let polled = match poll_mapped(this.body, cx) {
+            Poll::Pending => return None,
+            Poll::Ready(polled) => polled,
+        };
+        let polled = match polled {
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) if data.len() as u64 == len => {
+                    *this.polled = Some(None);
+                    *this.left = Some(0);
+                    return Some(data);
+                }
+                Ok(data) => Some(Ok(Frame::data(data))),
+                Err(frame) => Some(Ok(frame)),
+            },
+            None if len == 0 => {
+                *this.polled = Some(None);
+                return Some(Bytes::new());
+            }
+            other => other,
+        };
+        *this.polled = Some(Some(polled));
+        None
     }
 
     fn size_hint(&self) -> Option<u64> {
@@ -84,6 +117,25 @@ where
 
     fn may_have_trailers(&self) -> bool {
         self.trailers
+    }
+}
+
+/// Polls `body` for a frame, its error made a [`BodyError`].
+fn poll_mapped<B>(body: Pin<&mut SyncWrapper<B>>, cx: &mut Context<'_>) -> Poll<Polled>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    match ready!(body.get_pin_mut().poll_frame(cx)) {
+        Some(Ok(frame)) => Poll::Ready(Some(Ok(frame))),
+        Some(Err(e)) => {
+            // `BodyError` is a small `Copy` value: the source's error is logged here and read
+            // as an abort (the server closes the connection mid-message).
+            let e: BoxError = e.into();
+            tracing::debug!("peregrine: a body's source failed: {e}");
+            Poll::Ready(Some(Err(BodyError::new(BodyErrorKind::Aborted))))
+        }
+        None => Poll::Ready(None),
     }
 }
 
@@ -132,8 +184,23 @@ impl Body {
             return own.take().unwrap_or_default();
         }
         let Some(body) = slot else { return Body::empty() };
-        let source = Source { left: length, trailers, body: SyncWrapper::new(body) };
+        let source = Source { left: length, trailers, polled: None, body: SyncWrapper::new(body) };
         Body { kind: Kind::Frames(Box::pin(source)), trailers: None }
+    }
+
+    /// For a foreign body of known length without trailers (a handler's `String`, a JSON
+    /// document): polls it once, and when that first frame holds all of it, the body becomes
+    /// those bytes, which the server writes with the head (one copy, no stream to drive)
+    /// instead of streaming them in a second step. Nothing is lost otherwise: what the poll
+    /// got is given out first. Only the first call polls; `cx` is the task that will poll the
+    /// body, or its waker's.
+    #[cfg(feature = "tower")]
+    pub(crate) fn poll_whole(&mut self, cx: &mut Context<'_>) {
+        if let Kind::Frames(source) = &mut self.kind {
+            if let Some(bytes) = source.as_mut().poll_whole(cx) {
+                self.kind = Kind::Full(bytes);
+            }
+        }
     }
 }
 
@@ -297,6 +364,42 @@ mod tests {
             assert_eq!(http_body::Body::size_hint(&case.body).exact(), case.exact, "case {i}");
             assert_eq!(case.body.is_end_stream(), case.end, "case {i}");
         }
+    }
+
+    /// `poll_whole`: a body whose first frame is all of it becomes bytes; any other keeps
+    /// what the poll got for its reader, in order.
+    #[cfg(feature = "tower")]
+    #[test]
+    fn a_body_complete_at_once_becomes_bytes() {
+        let cx = &mut Context::from_waker(std::task::Waker::noop());
+        let full = http_body_util::Full::new(Bytes::from_static(b"hello"));
+        let mut body = Body::from_http_body(full);
+        body.poll_whole(cx);
+        assert!(matches!(&body.kind, Kind::Full(b) if b == "hello"));
+
+        // Two frames of a known length: the first is kept and read first.
+        let mut frames = with_trailers();
+        frames.0.pop_back();
+        let mut body = Body::from_http_body_framed(frames, Some(3), false);
+        body.poll_whole(cx);
+        assert!(matches!(body.kind, Kind::Frames(_)));
+        assert_eq!(body.size_hint(), Some(3), "the kept frame is still to come");
+        assert_eq!(block_on(body.to_bytes(16)).unwrap(), "abc");
+
+        // A known length with trailers to come: not polled, the trailers kept.
+        let mut body = Body::from_http_body_framed(with_trailers(), Some(3), true);
+        body.poll_whole(cx);
+        assert!(matches!(body.kind, Kind::Frames(_)));
+        block_on(async { while body.chunk().await.is_some() {} });
+        assert_eq!(body.take_trailers().unwrap()["grpc-status"], "0");
+
+        // The end at once, for an empty body; and one short of its length gives out its end.
+        let mut body = Body::from_http_body(http_body_util::Empty::<Bytes>::new());
+        body.poll_whole(cx);
+        assert!(matches!(&body.kind, Kind::Full(b) if b.is_empty()));
+        let mut body = Body::from_http_body_framed(Frames(Default::default()), Some(2), false);
+        body.poll_whole(cx);
+        assert!(block_on(body.chunk()).is_none());
     }
 
     /// A `Body` given back is not wrapped in itself.

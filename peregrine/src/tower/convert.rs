@@ -74,7 +74,11 @@ fn connect_info(_: &http::Extensions) -> Option<std::net::SocketAddr> {
 
 /// The [`Response`] for a service's `res` to a request with `method`: the status and fields as
 /// they are, the body streamed with the framing the module docs describe.
-pub(super) fn from_http_response<B>(res: http::Response<B>, method: Method) -> Response
+pub(super) fn from_http_response<B>(
+    res: http::Response<B>,
+    method: Method,
+    cx: &mut std::task::Context<'_>,
+) -> Response
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
@@ -98,7 +102,14 @@ where
     // RFC 9110 §6.6.2: a Trailer field announces trailers, which need a way to follow even a
     // body of known size; a body of unknown size may end with them anyway.
     let trailers = length.is_none() || parts.headers.contains_key(TRAILER);
-    let body = Body::from_http_body_framed(body, length, trailers);
+    let mut body = Body::from_http_body_framed(body, length, trailers);
+    // A body the response carries (RFC 9110 §6.4.1: not for HEAD, 1xx, 204 or 304), of known
+    // length and complete at once (`String`, `Json`), is written with the head like a
+    // handler's bytes, rather than streamed after it.
+    let status = parts.status.as_u16();
+    if !no_content && status >= 200 && status != 204 {
+        body.poll_whole(cx);
+    }
     let mut out = Response::with_status(parts.status, body);
     *out.headers_mut() = parts.headers.into();
     out

@@ -131,27 +131,29 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
         let this = self.project();
+        let method = *this.method;
         let mut state = this.state;
         // The panic is caught here, not by the server (which closes the connection after a
         // handler's): the service's state is dropped with it, and the connection's is intact.
-        let polled = catch_unwind(AssertUnwindSafe(|| poll_service(state.as_mut(), cx)));
-        let answered = match polled {
+        // The response is converted inside, as that polls its body.
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            let res = ready!(poll_service(state.as_mut(), cx))?;
+            Poll::Ready(Ok::<_, BoxError>(from_http_response(res, method, cx)))
+        }));
+        let response = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
-            Ok(Poll::Ready(Ok(res))) => Ok(res),
+            Ok(Poll::Ready(Ok(res))) => res,
             Ok(Poll::Ready(Err(e))) => {
                 tracing::error!("peregrine: the service failed: {e}; answered 500");
-                Err(())
+                internal_error()
             }
             Err(_) => {
                 tracing::error!("peregrine: the service panicked; answered 500");
-                Err(())
+                internal_error()
             }
         };
         state.set(State::Done);
-        Poll::Ready(match answered {
-            Ok(res) => from_http_response(res, *this.method),
-            Err(()) => internal_error(),
-        })
+        Poll::Ready(response)
     }
 }
 
