@@ -163,6 +163,27 @@ fn the_request_as_a_service_sees_it() {
     );
 }
 
+/// The target reaches the service as sent, in each form (RFC 9112 §3.2), its bytes shared
+/// with the head; the service sees the method it was sent.
+#[test]
+fn targets_reach_the_service_as_sent() {
+    let server = support::spawn(peregrine::tower::service(tower::service_fn(describe)));
+    let cases = [
+        ("GET", "/a/b?c=d&e", "example.com"),
+        ("GET", "//double", "example.com"),
+        ("GET", "http://example.com/abs?q", "example.com"),
+        ("OPTIONS", "*", "example.com"),
+        ("DELETE", "/%7Euser", "example.com"),
+    ];
+    for (method, target, host) in cases {
+        let mut c = RawClient::connect(server.local_addr());
+        c.send(format!("{method} {target} HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
+        let res = c.response();
+        let body = String::from_utf8(res.body).unwrap();
+        assert!(body.starts_with(&format!("{method} {target} HTTP/1.1 ")), "{target}: {body}");
+    }
+}
+
 /// Behind a trusted balancer, the client its PROXY header names is the service's
 /// `ConnectInfo` and `RemoteAddr`, with what the header said.
 #[test]
@@ -275,4 +296,42 @@ fn a_body_of_known_length_in_parts_keeps_its_length() {
         assert_eq!(res.header("content-length"), Some("6"));
         assert_eq!(res.body, b"abcdef");
     }
+}
+
+/// Over HTTP/2 the service sees the version, the `:authority` as Host (RFC 9113 §8.3.1), and
+/// a CONNECT's authority as its `Uri` (§8.5: it has no `:path`).
+#[test]
+fn http2_requests_as_a_service_sees_them() {
+    let server = support::spawn(peregrine::tower::service(tower::service_fn(describe)));
+    let addr = server.local_addr();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async move {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (send, conn) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let cases = [
+            ("GET", "http://example.com/p?q", "GET /p?q HTTP/2.0 host=Some(\"example.com\")"),
+            (
+                "CONNECT",
+                "example.com:443",
+                "CONNECT example.com:443 HTTP/2.0 host=Some(\"example.com:443\")",
+            ),
+        ];
+        for (method, uri, expect) in cases {
+            let req = http::Request::builder().method(method).uri(uri).body(()).unwrap();
+            let mut send = send.clone().ready().await.unwrap();
+            let (fut, _stream) = send.send_request(req, method == "GET").unwrap();
+            let res = fut.await.unwrap();
+            assert_eq!(res.status(), 200, "{method}");
+            let mut body = res.into_body();
+            let mut text = Vec::new();
+            while let Some(chunk) = body.data().await {
+                text.extend_from_slice(&chunk.unwrap());
+            }
+            let text = String::from_utf8(text).unwrap();
+            assert!(text.starts_with(expect), "{text}");
+        }
+    });
 }

@@ -560,7 +560,7 @@ impl<'r> Headers<'r> {
     }
 }
 
-fn to_http_method(req: &Request) -> http::Method {
+pub(crate) fn to_http_method(req: &Request) -> http::Method {
     match req.method() {
         Method::Get => http::Method::GET,
         Method::Head => http::Method::HEAD,

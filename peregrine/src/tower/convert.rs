@@ -11,29 +11,47 @@ use crate::request::{Peer, Request};
 use crate::response::Response;
 use crate::{Method, Version};
 
-/// The `http::Request` a service gets for `req` (see the module docs' table).
-pub(super) fn to_http_request(req: Request) -> http::Request<Body> {
-    let peer = req.remote_addr.clone();
-    // RFC 9113 §8.3.1: an HTTP/2 request carries its authority in `:authority`; read as
-    // HTTP/1.1 semantics, which tower services expect, it is the Host field.
-    let authority = match req.version() {
-        Version::Http2 => req.authority().map(|a| req.raw_head().slice_ref(a.as_bytes())),
-        _ => None,
+/// The `http::Request` a service gets for `req` (see the module docs' table); `None` for a
+/// target the `http` crate cannot hold in a `Uri` (which it refuses bytes our parser allows,
+/// such as `{` or `"`): read as another target it would reach the wrong resource.
+pub(super) fn to_http_request(req: Request) -> Option<http::Request<Body>> {
+    let head = req.raw_head();
+    // RFC 9113 §8.5: an HTTP/2 CONNECT has no :path; its target is the :authority.
+    let target = match req.target() {
+        "" => req.authority().unwrap_or_default(),
+        target => target,
     };
-    let mut out: http::Request<Body> = req.into();
-    if let Some(authority) = authority {
-        if !out.headers().contains_key(HOST) {
-            if let Ok(value) = http::HeaderValue::from_maybe_shared(authority) {
-                out.headers_mut().insert(HOST, value);
-            }
+    // Zero copy: the Uri, like the field values, shares the head's bytes.
+    let uri = http::Uri::from_maybe_shared(head.slice_ref(target.as_bytes())).ok()?;
+    let mut out = http::Request::new(Body::empty());
+    *out.method_mut() = crate::request::to_http_method(&req);
+    *out.uri_mut() = uri;
+    *out.version_mut() = req.version().into();
+    let headers = out.headers_mut();
+    headers.reserve(req.headers().len());
+    for (name, value) in req.headers().iter() {
+        // A field the `http` crate refuses (it is stricter about some obs-text) is left out,
+        // as `From<Request> for http::Request` does.
+        let Ok(name) = http::HeaderName::from_bytes(name.as_bytes()) else { continue };
+        if let Ok(value) = http::HeaderValue::from_maybe_shared(head.slice_ref(value)) {
+            headers.append(name, value);
         }
     }
-    if let Some(peer) = peer {
+    // RFC 9113 §8.3.1: an HTTP/2 request carries its authority in `:authority`; read as
+    // HTTP/1.1 semantics, which tower services expect, it is the Host field.
+    if req.version() == Version::Http2 && !headers.contains_key(HOST) {
+        let authority = req.authority().map(|a| head.slice_ref(a.as_bytes()));
+        if let Some(Ok(value)) = authority.map(http::HeaderValue::from_maybe_shared) {
+            headers.insert(HOST, value);
+        }
+    }
+    if let Some(peer) = &req.remote_addr {
         #[cfg(feature = "axum")]
         out.extensions_mut().insert(axum::extract::ConnectInfo(peer.addr()));
-        out.extensions_mut().insert(RemoteAddr(peer));
+        out.extensions_mut().insert(RemoteAddr(peer.clone()));
     }
-    out
+    *out.body_mut() = req.into_body();
+    Some(out)
 }
 
 /// The [`Request`] a handler gets for `req`, made by a server other than ours (hyper) or by

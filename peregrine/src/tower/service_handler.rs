@@ -85,11 +85,11 @@ where
 
     fn call(&self, req: Request) -> ServiceFuture<S> {
         let method = req.method();
-        let request = to_http_request(req);
-        ServiceFuture {
-            state: State::Ready { service: self.service.clone(), request: Some(request) },
-            method,
-        }
+        let state = match to_http_request(req) {
+            Some(request) => State::Ready { service: self.service.clone(), request: Some(request) },
+            None => State::Refused,
+        };
+        ServiceFuture { state, method }
     }
 }
 
@@ -116,6 +116,8 @@ pin_project! {
         Ready { service: S, request: Option<http::Request<Body>> },
         // Called: its future.
         Called { #[pin] future: S::Future },
+        // The request cannot be put to the service (its target is no `Uri`): 400.
+        Refused,
         Done,
     }
 }
@@ -133,6 +135,13 @@ where
         let this = self.project();
         let method = *this.method;
         let mut state = this.state;
+        if let StateProj::Refused = state.as_mut().project() {
+            state.set(State::Done);
+            return Poll::Ready(Response::with_status(
+                http::StatusCode::BAD_REQUEST,
+                Body::from_static(b"invalid request target"),
+            ));
+        }
         // The panic is caught here, not by the server (which closes the connection after a
         // handler's): the service's state is dropped with it, and the connection's is intact.
         // The response is converted inside, as that polls its body.
@@ -178,7 +187,9 @@ where
                 state.set(State::Called { future });
             }
             StateProj::Called { future } => return future.poll(cx).map_err(Into::into),
-            StateProj::Done => return Poll::Ready(Err("polled after its response".into())),
+            StateProj::Refused | StateProj::Done => {
+                return Poll::Ready(Err("polled after its response".into()));
+            }
         }
     }
 }
