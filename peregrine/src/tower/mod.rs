@@ -38,7 +38,7 @@
 //! | peregrine                                  | `http`                                       |
 //! |--------------------------------------------|----------------------------------------------|
 //! | [`Request::method_str`]                    | `Method` (extension methods too)             |
-//! | [`Request::target`]                        | `Uri`: the target as sent (origin form, `*`, the authority of a CONNECT) |
+//! | [`Request::target`]                        | `Uri`: the target as sent, its bytes shared (origin or absolute form, `*`, a CONNECT's authority); one a `Uri` cannot hold is answered 400 |
 //! | [`Request::version`]                       | `Version` (`HTTP/1.0`, `HTTP/1.1`, `HTTP/2.0`) |
 //! | [`Request::headers`]                       | `HeaderMap`, in the order received (values shared, not copied); a field the `http` crate refuses is left out |
 //! | [`Request::authority`] of HTTP/2           | a `Host` field, when the request has none (RFC 9113 §8.3.1) |
