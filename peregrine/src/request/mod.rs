@@ -40,6 +40,26 @@ impl Span {
     }
 }
 
+/// A [`Span`] that may be absent, in the span's own four bytes: `Option<Span>` takes six, and
+/// three of them took the spans past 32 bytes, which a request's head moves on every request.
+/// None is a span that cannot be (65,535 bytes at offset 65,535: past any head).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OptSpan(Span);
+
+impl OptSpan {
+    const NONE: OptSpan = OptSpan(Span { off: u16::MAX, len: u16::MAX });
+
+    #[inline]
+    fn new(span: Option<Span>) -> OptSpan {
+        span.map_or(OptSpan::NONE, OptSpan)
+    }
+
+    #[inline]
+    fn get(self) -> Option<Span> {
+        (self != OptSpan::NONE).then_some(self.0)
+    }
+}
+
 /// The field lines of a header section, in order: `(name, value)` with the value's surrounding
 /// whitespace left out (RFC 9112 §5.1). The section holds lines the parser validated (a token,
 /// a colon, a value without CR, LF or NUL, CRLF) or that this crate wrote the same way.
@@ -74,11 +94,11 @@ pub(crate) struct HeadSpans {
     method_token: Span,
     target: Span,
     path: Span,
-    query: Option<Span>,
+    query: OptSpan,
     /// The request's authority: the Host field (HTTP/1.1) or `:authority` (HTTP/2).
-    authority: Option<Span>,
+    authority: OptSpan,
     /// `:protocol`, of an HTTP/2 extended CONNECT (RFC 8441 §4).
-    protocol: Option<Span>,
+    protocol: OptSpan,
     /// The header section: its field lines, each ending with CRLF.
     fields: Span,
     /// How many field lines it holds.
@@ -108,9 +128,9 @@ impl HeadSpans {
             method_token: Span::of(base, head.method_token.as_bytes()),
             target,
             path: Span::of(base, path.as_bytes()),
-            query: query.map(|q| Span::of(base, q.as_bytes())),
-            authority,
-            protocol: None,
+            query: OptSpan::new(query.map(|q| Span::of(base, q.as_bytes()))),
+            authority: OptSpan::new(authority),
+            protocol: OptSpan::NONE,
             fields,
             field_count: head.headers.len() as u16,
         }
@@ -196,9 +216,9 @@ impl Request {
             method_token,
             target,
             path,
-            query,
-            authority,
-            protocol,
+            query: OptSpan::new(query),
+            authority: OptSpan::new(authority),
+            protocol: OptSpan::new(protocol),
             fields,
             field_count,
         };
@@ -398,7 +418,7 @@ impl Request {
 
     /// The query after `?`, if the target has one (possibly empty).
     pub fn query(&self) -> Option<&str> {
-        self.spans.query.map(|q| self.text(q))
+        self.spans.query.get().map(|q| self.text(q))
     }
 
     /// The client's address: the peer of the connection the request came on. `None` for a
@@ -454,7 +474,7 @@ impl Request {
     /// assert_eq!(req.authority(), Some("example.com:8080"));
     /// ```
     pub fn authority(&self) -> Option<&str> {
-        self.spans.authority.map(|span| self.text(span))
+        self.spans.authority.get().map(|span| self.text(span))
     }
 
     /// A request with this one's head (shared, not copied) and no body.
@@ -467,7 +487,7 @@ impl Request {
     /// The protocol of an HTTP/2 extended CONNECT (`:protocol`, RFC 8441 §4), such as
     /// `websocket`; `None` for every other request.
     pub fn protocol(&self) -> Option<&str> {
-        self.spans.protocol.map(|span| self.text(span))
+        self.spans.protocol.get().map(|span| self.text(span))
     }
 
     /// The protocol version of the request.
@@ -660,9 +680,9 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             method_token,
             target: target_span,
             path,
-            query,
-            authority,
-            protocol: None,
+            query: OptSpan::new(query),
+            authority: OptSpan::new(authority),
+            protocol: OptSpan::NONE,
             fields,
             field_count,
         };

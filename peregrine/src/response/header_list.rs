@@ -6,7 +6,7 @@
 //! vector (24 bytes) whose buffer is taken from the thread's pool at the first field and given
 //! back when the list is dropped, so a steady stream of responses allocates nothing.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use http::{HeaderName, HeaderValue};
@@ -23,24 +23,34 @@ const KEEP_MAX: usize = 64;
 type Fields = Vec<(HeaderName, HeaderValue)>;
 
 thread_local! {
+    /// The buffer given back last: the next list takes it without touching the pool (a
+    /// handler's response is usually dropped before the next one is built).
+    static SPARE: Cell<Option<Fields>> = const { Cell::new(None) };
     static POOL: RefCell<Vec<Fields>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A buffer for fields: the thread's last one given back, or a new one. Out of line: a list
-/// takes one once, and `append` stays small enough to inline into a handler.
+/// A buffer for fields: the thread's spare one, else one from its pool, else a new one. Out
+/// of line: a list takes one once, and `append` stays small enough to inline into a handler.
 #[inline(never)]
 fn take() -> Fields {
+    if let Ok(Some(fields)) = SPARE.try_with(Cell::take) {
+        return fields;
+    }
     let pooled = POOL.try_with(|pool| pool.try_borrow_mut().ok().and_then(|mut p| p.pop()));
     pooled.ok().flatten().unwrap_or_else(|| Vec::with_capacity(FIELDS))
 }
 
-/// Gives an empty buffer back to the thread's pool (freed if the pool is full or gone).
+/// Gives an empty buffer back: as the thread's spare, or to its pool when the spare is taken
+/// (freed if the pool is full or gone).
 #[inline(never)]
 fn give(fields: Fields) {
     debug_assert!(fields.is_empty());
     if fields.capacity() > KEEP_MAX {
         return;
     }
+    let Ok(Some(fields)) = SPARE.try_with(|spare| spare.replace(Some(fields))) else {
+        return;
+    };
     let _ = POOL.try_with(|pool| {
         if let Ok(mut pool) = pool.try_borrow_mut() {
             if pool.len() < POOL_MAX {

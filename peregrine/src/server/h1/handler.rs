@@ -10,7 +10,7 @@ use http::StatusCode;
 use super::body::error_kind;
 use super::respond::error_response;
 use super::stream::Streaming;
-use super::{H1Conn, Phase};
+use super::{H1Conn, Phase, Switch};
 use crate::body::BodyErrorKind;
 use crate::handler::Handler;
 use crate::http1::conn::{Error as WireError, Event, Timeout};
@@ -148,7 +148,10 @@ impl<H: Handler> H1Conn<H> {
                     // one leaves nobody to speak it, so the connection closes.
                     self.log_response();
                     return match upgrade {
-                        Some(upgrade) => Phase::Upgrade(Some(upgrade)),
+                        Some(upgrade) => {
+                            self.switch = Some(Box::new(Switch::Session(upgrade)));
+                            Phase::Switch
+                        }
                         None => Phase::Closing { linger: false },
                     };
                 }

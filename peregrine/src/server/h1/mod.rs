@@ -94,7 +94,9 @@ pub(crate) enum Exit {
     Upgrade(Box<OnUpgrade>),
 }
 
-/// What the driver does now.
+/// What the driver does now. `Copy`: a step from one phase to the next is a store, with no
+/// old value to drop (the hand-overs' payloads wait in `H1Conn::switch`).
+#[derive(Clone, Copy)]
 enum Phase {
     /// Parsing requests from the read buffer and answering those the server answers itself;
     /// when none is complete, writing the answers and waiting for bytes.
@@ -114,11 +116,17 @@ enum Phase {
         discarded: usize,
         deadline: Instant,
     },
-    /// Writing the `101` before the hand-over to HTTP/2.
-    Handover(Option<Box<Upgraded>>),
-    /// Writing the `101` before the hand-over to the session a handler accepted.
-    Upgrade(Option<Box<OnUpgrade>>),
+    /// Writing the `101` (or nothing, for the HTTP/2 preface) before the hand-over in `switch`.
+    Switch,
     Done,
+}
+
+/// Where the connection goes after the HTTP/1.1 part.
+enum Switch {
+    /// HTTP/2: the client preface, or an `Upgrade: h2c` whose `101` is queued.
+    Http2(Option<Box<Upgraded>>),
+    /// The session a handler accepted (a WebSocket), its `101` queued.
+    Session(Box<OnUpgrade>),
 }
 
 /// A request whose handler runs.
@@ -225,6 +233,8 @@ pub(crate) struct H1Conn<H: Handler> {
     body: Option<Arc<RequestBody>>,
     /// The access log's record of the current request, when logging is on.
     log: Option<Box<LogState>>,
+    /// The hand-over the `Switch` phase makes (boxed: rare, and the connection stays small).
+    switch: Option<Box<Switch>>,
     /// The client: the TCP peer, or whom the balancer's PROXY header named.
     peer: Peer,
     /// This connection's idle-table entry in the worker; released when the connection ends.
@@ -279,6 +289,7 @@ impl<H: Handler> H1Conn<H> {
             stream: None,
             body: None,
             log: None,
+            switch: None,
             peer,
             admitted,
         }
@@ -287,45 +298,33 @@ impl<H: Handler> H1Conn<H> {
     /// Drives the connection until it ends or switches to HTTP/2.
     fn poll_conn(&mut self, cx: &mut Context<'_>) -> Poll<Exit> {
         loop {
-            let next = match &mut self.phase {
+            let next = match self.phase {
                 Phase::Requests => ready!(self.poll_requests(cx)),
                 Phase::Handler => ready!(self.poll_handler(cx)),
                 Phase::Body => ready!(self.poll_stream(cx)),
-                Phase::Closing { linger } => {
-                    let linger = *linger;
-                    ready!(self.poll_closing(linger, cx))
-                }
-                Phase::Linger { discarded, deadline } => {
-                    let deadline = *deadline;
-                    if self.io.poll_discard(cx, discarded).is_pending()
-                        && self.timer.poll_until(cx, deadline).is_pending()
-                    {
+                Phase::Closing { linger } => ready!(self.poll_closing(linger, cx)),
+                Phase::Linger { mut discarded, deadline } => {
+                    let pending = self.io.poll_discard(cx, &mut discarded).is_pending();
+                    self.phase = Phase::Linger { discarded, deadline };
+                    if pending && self.timer.poll_until(cx, deadline).is_pending() {
                         return Poll::Pending;
                     }
                     Phase::Done
                 }
-                Phase::Handover(_) => {
+                Phase::Switch => {
                     if ready!(self.poll_flush(cx)).is_err() {
                         Phase::Done
                     } else {
-                        let Phase::Handover(upgraded) =
-                            std::mem::replace(&mut self.phase, Phase::Done)
-                        else {
-                            unreachable!("matched above");
-                        };
-                        return Poll::Ready(Exit::Http2(upgraded));
-                    }
-                }
-                Phase::Upgrade(_) => {
-                    if ready!(self.poll_flush(cx)).is_err() {
-                        Phase::Done
-                    } else {
-                        let Phase::Upgrade(Some(on_upgrade)) =
-                            std::mem::replace(&mut self.phase, Phase::Done)
-                        else {
-                            unreachable!("matched above, set with a session");
-                        };
-                        return Poll::Ready(Exit::Upgrade(on_upgrade));
+                        match self.switch.take().map(|s| *s) {
+                            Some(Switch::Http2(upgraded)) => {
+                                return Poll::Ready(Exit::Http2(upgraded));
+                            }
+                            Some(Switch::Session(on_upgrade)) => {
+                                return Poll::Ready(Exit::Upgrade(on_upgrade));
+                            }
+                            // Set with the phase, always.
+                            None => Phase::Done,
+                        }
                     }
                 }
                 Phase::Done => {

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, ready};
 use bytes::{Buf, Bytes};
 
 use super::body::RequestBody;
-use super::{Close, H1Conn, Phase, Running};
+use super::{Close, H1Conn, Phase, Running, Switch};
 use crate::body::Body;
 use crate::handler::Handler;
 use crate::http1::conn::{Error as WireError, Event};
@@ -83,11 +83,23 @@ impl<H: Handler> H1Conn<H> {
                     }
                 }
                 match self.step() {
-                    Ok(Step::Run) => return Poll::Ready(Phase::Handler),
+                    // The handler runs at once: most answer in their first poll, and the next
+                    // request is then parsed here, without a round through the phase loop.
+                    Ok(Step::Run) => match self.poll_handler(cx) {
+                        Poll::Ready(Phase::Requests) => continue,
+                        Poll::Ready(next) => return Poll::Ready(next),
+                        Poll::Pending => {
+                            self.phase = Phase::Handler;
+                            return Poll::Pending;
+                        }
+                    },
                     Ok(Step::Next) => continue,
                     Ok(Step::Wait) => {}
                     Ok(Step::Close) => return Poll::Ready(Phase::Closing { linger: true }),
-                    Ok(Step::Http2(upgraded)) => return Poll::Ready(Phase::Handover(upgraded)),
+                    Ok(Step::Http2(upgraded)) => {
+                        self.switch = Some(Box::new(Switch::Http2(upgraded)));
+                        return Poll::Ready(Phase::Switch);
+                    }
                     Err(close) => return Poll::Ready(self.closed(close)),
                 }
                 if self.conn.is_closed() {
