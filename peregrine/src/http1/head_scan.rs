@@ -23,6 +23,9 @@ use std::mem::MaybeUninit;
 /// answers such a line 414 too).
 const LONG_LINE_SLACK: usize = 64;
 
+/// An unended status line is judged while it holds at most this many bytes: `HTTP/1.1 200 `.
+const EARLY_BYTES: usize = 13;
+
 /// Per-connection state that makes repeated parse attempts over a growing buffer linear.
 ///
 /// The buffer passed to successive calls must be the same byte sequence, only longer (the
@@ -261,6 +264,17 @@ impl HeadScanner {
             self.line_judged = true;
             self.work += limit as u64;
             prefix_verdict(role, &buf[..limit], 0, limits)?;
+        }
+        // A status line's first bytes, before its end: judged as they come while they are few
+        // (`EARLY_BYTES`, the version and status code), so bytes that can never begin a response
+        // fail now, as the same bytes given whole do, rather than wait for a line end that may
+        // never come (RFC 9112 §4: a status line begins with `HTTP/`).
+        if matches!(role, Role::Response) && !self.started && self.line_start < limit {
+            let line = &buf[self.line_start..limit];
+            if line.len() <= EARLY_BYTES {
+                self.work += line.len() as u64;
+                prefix_verdict(role, line, 0, limits)?;
+            }
         }
         // At the limit without the end: the parser reports the precise error or 431.
         Ok(buf.len() > limits.max_head_bytes)
@@ -601,6 +615,32 @@ mod tests {
             let mut headers = [EMPTY_HEADER; 16];
             assert_eq!(parse_response(input, &mut headers, &limits), Err(expect), "RFC {rfc}");
             assert_eq!(trickle_response(input, 1, &limits).0, Err(expect), "RFC {rfc}");
+        }
+        // Bytes that cannot begin a status line fail as they arrive, as they do whole: found by
+        // the client_response fuzz target (`\r\n*****` fed two bytes at a time waited for a
+        // line end, and the end of input then read as a head cut short).
+        let never: [(&[u8], ParseError); 4] = [
+            (b"\r\n*****", ParseError::InvalidVersion),
+            (b"HTTX/1.1 200 OK", ParseError::InvalidVersion),
+            (b"HTTP/1.1 2x0", ParseError::InvalidStatus),
+            (b"HTTP/1.1\t200", ParseError::InvalidStatusLine),
+        ];
+        for (input, expect) in never {
+            let mut headers = [EMPTY_HEADER; 16];
+            assert_eq!(parse_response(input, &mut headers, &limits), Err(expect), "{input:?}");
+            for step in [1, 2, 3] {
+                let mut scanner = HeadScanner::new();
+                let mut got = Ok(());
+                for n in (step..input.len() + step).step_by(step) {
+                    let mut headers = [EMPTY_HEADER; 16];
+                    let prefix = &input[..n.min(input.len())];
+                    if let Err(e) = scanner.parse_response(prefix, &mut headers, &limits) {
+                        got = Err(e);
+                        break;
+                    }
+                }
+                assert_eq!(got, Err(expect), "{input:?} in pieces of {step}");
+            }
         }
         // A bad field line is reported when its LF arrives, before the head ends.
         let mut scanner = HeadScanner::new();
