@@ -144,7 +144,54 @@ impl Shared {
         if let Some(body) = stream_body {
             self.upload(key, id, body).await?;
         }
-        let head = poll_fn(|cx| {
+        let mut response = self.head(key).await?;
+        guard.armed = false;
+        *response.body_mut() = Body::incoming(self.clone(), key);
+        Ok(response)
+    }
+
+    /// Opens a stream with an extended CONNECT for `protocol` (RFC 8441 §4) and waits for the
+    /// response head. On a 2xx the stream is a tunnel both ways: the response's body is the
+    /// server's DATA, and `outgoing` is sent as ours, by a task of its own (spawned on the
+    /// current runtime), as the windows allow, until it ends (END_STREAM) or the stream fails.
+    ///
+    /// # Errors
+    /// As [`Shared::send`]; [`Error::is_request`] when the server's SETTINGS do not allow
+    /// extended CONNECT.
+    pub(crate) async fn connect(
+        self: &Arc<Shared>,
+        protocol: &str,
+        target: &str,
+        fields: &[(&str, &[u8])],
+        outgoing: Body,
+    ) -> Result<Response, Error> {
+        let (key, id) = {
+            let mut st = self.lock();
+            if let Some(e) = &st.closed {
+                return Err(e.shallow_clone());
+            }
+            let id = st.conn.send_extended_connect(protocol, target, fields)?;
+            let key = st.open(id);
+            if let Some(w) = &st.task {
+                w.wake_by_ref();
+            }
+            (key, id)
+        };
+        let mut guard = Guard { shared: self, key, armed: true };
+        let mut response = self.head(key).await?;
+        guard.armed = false;
+        *response.body_mut() = Body::incoming(self.clone(), key);
+        if response.status().is_success() {
+            let shared = self.clone();
+            // A failure ends the task and drops `outgoing`: its sender sees the channel closed.
+            tokio::spawn(async move { shared.upload(key, id, outgoing).await });
+        }
+        Ok(response)
+    }
+
+    /// Waits for the response head of exchange `key`.
+    async fn head(&self, key: u32) -> Result<Response, Error> {
+        poll_fn(|cx| {
             let mut st = self.lock();
             let Some(ex) = st.exchange(key) else {
                 return Poll::Ready(Err(Error::new(Kind::Closed, "the request was dropped")));
@@ -160,14 +207,7 @@ impl Shared {
                 }
             }
         })
-        .await;
-        let mut response = match head {
-            Ok(r) => r,
-            Err(e) => return Err(e),
-        };
-        guard.armed = false;
-        *response.body_mut() = Body::incoming(self.clone(), key);
-        Ok(response)
+        .await
     }
 
     /// Streams a request body on stream `id` as the windows allow.

@@ -126,8 +126,11 @@ struct Inner {
     config: Config,
     pool: Arc<Pool>,
     request_timeout: Option<Duration>,
-    /// `config` for WebSockets (HTTP/1.1 only), made at the first.
+    /// `config` for WebSockets, each made at its first use: HTTP/1.1 only; HTTP/2 where the
+    /// server allows (ALPN offering both on `https`, h2c by prior knowledge on `http`).
     ws_config: std::sync::OnceLock<Config>,
+    ws_h2_config: std::sync::OnceLock<Config>,
+    ws_h2c_config: std::sync::OnceLock<Config>,
 }
 
 impl std::fmt::Debug for Client {
@@ -250,6 +253,8 @@ impl ClientBuilder {
             pool,
             request_timeout: self.request_timeout,
             ws_config: std::sync::OnceLock::new(),
+            ws_h2_config: std::sync::OnceLock::new(),
+            ws_h2c_config: std::sync::OnceLock::new(),
         };
         Client { inner: Arc::new(inner) }
     }

@@ -45,6 +45,8 @@ pub(crate) struct H2 {
     release: Option<(StreamId, usize)>,
     rests: Vec<Rest>,
     going_away: bool,
+    /// The server's first SETTINGS were applied (RFC 8441 §3: extended CONNECT waits for them).
+    settings: bool,
     /// The last request's header block, resent by copy when the next is identical.
     last_request: LastRequest,
 }
@@ -93,8 +95,9 @@ fn forbidden(name: &[u8], value: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// RFC 9113 §8.3.1: `:path` is origin-form, or `*` for OPTIONS; CONNECT (§8.5) tunnels,
-/// which this client does not offer.
+/// RFC 9113 §8.3.1: `:path` is origin-form, or `*` for OPTIONS. CONNECT (§8.5) tunnels, which
+/// this client does not offer, but for the extended CONNECT of RFC 8441, whose `:path` is
+/// origin-form too.
 fn check_path(method: &[u8], t: &[u8]) -> Result<(), Error> {
     let asterisk = t == b"*" && method == b"OPTIONS";
     if !(asterisk || t.first() == Some(&b'/')) || !is_target(t) {
@@ -123,6 +126,7 @@ impl H2 {
             release: None,
             rests: Vec::new(),
             going_away: false,
+            settings: false,
             last_request: LastRequest::default(),
         }
     }
@@ -135,6 +139,42 @@ impl H2 {
     /// Whether the connection can carry new requests later (no GOAWAY, not closed).
     pub(crate) fn is_reusable(&self) -> bool {
         !self.going_away && !self.conn.is_closed()
+    }
+
+    /// Whether the server allows extended CONNECT (RFC 8441 §3): `None` until its first
+    /// SETTINGS were applied, then whether they carried SETTINGS_ENABLE_CONNECT_PROTOCOL = 1.
+    pub(crate) fn extended_connect(&self) -> Option<bool> {
+        self.settings.then(|| self.conn.peer_settings().enable_connect_protocol)
+    }
+
+    /// Opens a stream with an extended CONNECT for `protocol` (RFC 8441 §4: `:method`
+    /// CONNECT with `:protocol`, `:scheme`, `:path` and `:authority`); the caller streams its
+    /// DATA with `send_data`.
+    ///
+    /// # Errors
+    /// [`Error::is_request`] before the server's SETTINGS allowed it ("A client MUST NOT send
+    /// [`:protocol`] unless it has received the setting"), for a protocol that is not a token,
+    /// and for fields as [`H2::send_request`]'s.
+    pub(crate) fn send_connect(
+        &mut self,
+        protocol: &str,
+        target: &str,
+        fields: &[(&str, &[u8])],
+    ) -> Result<RequestId, Error> {
+        if self.extended_connect() != Some(true) {
+            return Err(Error::new(
+                Kind::Request,
+                "the server's SETTINGS do not allow extended CONNECT (RFC 8441 §3)",
+            ));
+        }
+        let p = protocol.as_bytes();
+        if p.is_empty() || !p.iter().all(|&b| is_tchar(b)) {
+            return Err(Error::new(Kind::Request, "the :protocol is not a token"));
+        }
+        let stream = self.encode_request(b"CONNECT", target, fields, None, Some(p))?;
+        // Its DATA is a tunnel's, not a response body: no body limit (`max_body` is for
+        // responses; the tunnel's user keeps its own).
+        Ok(RequestId(stream.get()))
     }
 
     /// Streams opened and not ended.
@@ -192,7 +232,7 @@ impl H2 {
         let stream = match reused {
             Some(stream) => stream,
             None => {
-                let stream = self.encode_request(method, target, fields, length)?;
+                let stream = self.encode_request(method, target, fields, length, None)?;
                 let kept = match (self.conn.last_request_block(), self.conn.last_request_path()) {
                     (Some((block, before, after)), Some(at)) if before == after => {
                         Some((block, after, at))
@@ -224,17 +264,19 @@ impl H2 {
         Ok(RequestId(stream.get()))
     }
 
-    /// Checks a request against RFC 9113 §8.2 and §8.3 and encodes it.
+    /// Checks a request against RFC 9113 §8.2 and §8.3 and encodes it; `protocol` is an
+    /// extended CONNECT's `:protocol` (RFC 8441 §4).
     fn encode_request(
         &mut self,
         method: &[u8],
         target: &str,
         fields: &[(&str, &[u8])],
         length: Option<u64>,
+        protocol: Option<&[u8]>,
     ) -> Result<StreamId, Error> {
         let t = target.as_bytes();
         check_path(method, t)?;
-        if method == b"CONNECT" {
+        if method == b"CONNECT" && protocol.is_none() {
             return Err(Error::new(Kind::Request, "CONNECT is not supported"));
         }
         let mut lowercase = false;
@@ -265,7 +307,7 @@ impl H2 {
             scheme: self.scheme,
             authority: &self.authority,
             path: t,
-            protocol: None,
+            protocol,
         };
         // RFC 9110 §8.6 as HTTP/1.1 does: a length when there is content, or when the method
         // anticipates some (POST, PUT, PATCH, extensions).
@@ -412,6 +454,10 @@ impl H2 {
                 self.going_away = true;
                 return Ok(Step::Consumed(used));
             }
+            Got::Settings => {
+                self.settings = true;
+                return Ok(Step::Consumed(used));
+            }
             Got::Closed { graceful, why } => {
                 self.going_away = true;
                 return Err(if graceful {
@@ -442,6 +488,7 @@ enum Got {
     Reset { stream: StreamId, reason: Reason, by_peer: bool, retryable: bool },
     Writable(StreamId),
     GoAway,
+    Settings,
     Closed { graceful: bool, why: &'static str },
     Other,
 }
@@ -472,6 +519,7 @@ impl Got {
             }
             Event::Writable { stream } => Got::Writable(stream),
             Event::GoAway { .. } => Got::GoAway,
+            Event::Settings(_) => Got::Settings,
             Event::Closed(c) => Got::Closed {
                 graceful: c.by_peer && c.reason == Reason::NO_ERROR,
                 why: if c.by_peer {

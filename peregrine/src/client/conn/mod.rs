@@ -351,6 +351,9 @@ pub struct Connection {
     armed: bool,
     /// Since when the write under way has made no progress.
     stall: WriteStall,
+    /// Waits for the server have no deadline (a WebSocket's connection: its own timers rule);
+    /// a stalled write still has one.
+    untimed: bool,
     /// When the last read returned bytes: the arrival time of every event decoded from them.
     read_at: std::time::Instant,
     /// When the last request was queued.
@@ -469,6 +472,7 @@ impl Connection {
             deadline: None,
             armed: false,
             stall: WriteStall::default(),
+            untimed: false,
             read_at: now,
             sent_at: now,
             origin,
@@ -490,6 +494,68 @@ impl Connection {
             _ => return None,
         }
         Some((self.io, self.rbuf, self.single_thread))
+    }
+
+    /// HTTP/2: waits for the server's first SETTINGS (within the read timeout) and says
+    /// whether they allow extended CONNECT (RFC 8441 §3: SETTINGS_ENABLE_CONNECT_PROTOCOL =
+    /// 1); HTTP/1.1: `false`. Call before any request: it reports no event.
+    pub(crate) async fn extended_connect(&mut self) -> Result<bool, Error> {
+        poll_fn(|cx| {
+            let Proto::H2(h) = &self.proto else { return Poll::Ready(Ok(false)) };
+            if let Some(allowed) = h.extended_connect() {
+                return Poll::Ready(Ok(allowed));
+            }
+            match self.poll_ready(cx) {
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                // With no stream open, no event concerns a request.
+                Poll::Ready(Ok(_)) => Poll::Ready(Err(self.fail(Error::new(
+                    Kind::Protocol,
+                    "a stream event before the server's SETTINGS",
+                )))),
+                Poll::Pending => match &self.proto {
+                    Proto::H2(h) => {
+                        h.extended_connect().map_or(Poll::Pending, |a| Poll::Ready(Ok(a)))
+                    }
+                    Proto::H1(_) => Poll::Ready(Ok(false)),
+                },
+            }
+        })
+        .await
+    }
+
+    /// HTTP/2: opens a stream with an extended CONNECT for `protocol` (RFC 8441 §4), once
+    /// [`Connection::extended_connect`] said the server allows it; its DATA goes with
+    /// [`Connection::send_data`] and comes as the response's body, which no body limit
+    /// bounds.
+    ///
+    /// # Errors
+    /// [`Error::is_request`] over HTTP/1.1, before the server allowed it, or for fields HTTP/2
+    /// does not carry.
+    pub(crate) fn send_extended_connect(
+        &mut self,
+        protocol: &str,
+        target: &str,
+        fields: &[(&str, &[u8])],
+    ) -> Result<RequestId, Error> {
+        if let Some(e) = &self.failed {
+            return Err(e.shallow_clone());
+        }
+        let Proto::H2(h) = &mut self.proto else {
+            return Err(Error::new(Kind::Request, "extended CONNECT is HTTP/2's (RFC 8441)"));
+        };
+        let id = h.send_connect(protocol, target, fields)?;
+        self.sent_at = std::time::Instant::now();
+        self.armed = false;
+        Ok(id)
+    }
+
+    /// From now on a wait for the server has no deadline, while a stalled write still fails
+    /// after the read timeout: for a connection that carries a WebSocket, which may be quiet
+    /// for as long as its application likes and has timers of its own.
+    pub(crate) fn untimed_reads(&mut self) {
+        self.untimed = true;
+        self.deadline = None;
+        self.armed = false;
     }
 
     /// The protocol the connection speaks.
@@ -833,6 +899,7 @@ impl Connection {
         if read && !self.armed {
             self.armed = true;
             self.deadline = match &mut self.proto {
+                _ if self.untimed => None,
                 Proto::H1(h) => {
                     h.conn.poll_timeout(self.sent_at.max(self.read_at)).map(Instant::from_std)
                 }
