@@ -326,3 +326,45 @@ fn without_extended_connect_http2_falls_back_to_http1() {
         }
     });
 }
+
+/// Regression (the write timeout over HTTP/2): a server that accepts the extended CONNECT and
+/// then never reads the stream gives no WINDOW_UPDATE; the WebSocket's `send` waited for room
+/// in the stream's channel forever. It now fails with `TimedOut` after the write timeout (the
+/// client's read timeout), as over HTTP/1.1.
+#[test]
+fn a_send_to_an_http2_server_that_never_reads_times_out() {
+    rt().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut conn = h2::server::Builder::new()
+                .enable_connect_protocol()
+                .handshake::<_, bytes::Bytes>(tcp)
+                .await
+                .unwrap();
+            let (req, mut respond) = conn.accept().await.unwrap().unwrap();
+            assert_eq!(req.method(), http::Method::CONNECT);
+            let response = http::Response::builder().status(200).body(()).unwrap();
+            let _send = respond.send_response(response, false).unwrap();
+            // Hold the stream without reading it; keep the connection going.
+            let _body = req.into_body();
+            let _ = conn.accept().await;
+        });
+        let client = Client::builder().read_timeout(Some(Duration::from_millis(500))).build();
+        let url = format!("ws://{addr}/");
+        let mut ws = client.websocket(&url).http2(true).connect().await.unwrap();
+        let start = std::time::Instant::now();
+        let sent = async {
+            loop {
+                if let Err(e) = ws.send(Message::binary(vec![0u8; 16 * 1024])).await {
+                    return e;
+                }
+            }
+        };
+        let e = tokio::time::timeout(Duration::from_secs(10), sent).await.expect("send gives up");
+        assert!(matches!(e, WsError::TimedOut), "{e:?}");
+        assert!(start.elapsed() >= Duration::from_millis(500), "{:?}", start.elapsed());
+        server.abort();
+    });
+}

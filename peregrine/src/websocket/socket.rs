@@ -419,10 +419,18 @@ impl WebSocket {
             }
             let Some(sender) = outgoing else { return Err(Error::Closed) };
             let chunk = Bytes::from(std::mem::take(&mut self.output));
-            return sender
-                .send(chunk)
-                .await
-                .map_err(|_| Error::Io(io::ErrorKind::BrokenPipe.into()));
+            // A peer that reads nothing opens no window: the stream's channel stays full. Past
+            // the write timeout the write has stalled, as a stream's would. The timer is armed
+            // only once the channel has no room.
+            let mut send = std::pin::pin!(sender.send(chunk));
+            let sent = match poll_fn(|cx| Poll::Ready(send.as_mut().poll(cx))).await {
+                Poll::Ready(sent) => sent,
+                Poll::Pending => match tokio::time::timeout(self.write_timeout, send).await {
+                    Ok(sent) => sent,
+                    Err(_) => return Err(Error::TimedOut),
+                },
+            };
+            return sent.map_err(|_| Error::Io(io::ErrorKind::BrokenPipe.into()));
         }
         poll_fn(|cx| self.poll_flush(cx)).await
     }
