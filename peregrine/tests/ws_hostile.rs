@@ -600,6 +600,8 @@ fn an_http2_stream_that_never_reads_is_reset_after_the_write_timeout() {
         let growth = live_bytes::peak() - before;
         println!("HTTP/2 flood: {flood:?}; heap peak +{growth} B");
         assert_eq!(flood.version, Version::Http2);
+        // The session's own write timeout, or the server's reset of the stalled stream first.
+        assert!(matches!(flood.error, Error::TimedOut | Error::Io(_)), "{flood:?}");
         assert!(flood.elapsed >= WRITE_TIMEOUT, "{flood:?}");
         assert!(flood.sent < 16, "{flood:?}");
         assert!(growth < 8 << 20, "the heap grew {growth} B while the stream did not read");
