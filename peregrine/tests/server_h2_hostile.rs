@@ -694,6 +694,33 @@ fn end_of_stream_while_responses_wait_for_a_window() {
     server.shutdown_now();
 }
 
+/// Regression: a client that shuts its side (or dies) while handlers read request bodies it
+/// had not ended left them waiting for DATA that could no longer come, and the connection open,
+/// for ever (no body rate applies over HTTP/2). At its end of stream the bodies fail
+/// (incomplete), the handlers finish, and the connection closes.
+#[test]
+fn end_of_stream_while_handlers_read_unfinished_bodies() {
+    let _serial = serial();
+    let server = spawn(support::test_config());
+    let mut c = open(server.local_addr(), &[]);
+    let open_bodies = batch(("POST", "/sink", &[]), 5, |b, id, block| {
+        h2::headers_into(b, id, block, false, true);
+        h2::data_into(b, id, b"part of a body", false);
+    });
+    c.send(&open_bodies);
+    assert!(
+        eventually(Duration::from_secs(2), || LIVE_HANDLERS.load(Ordering::SeqCst) == 5),
+        "the five handlers did not start"
+    );
+    c.tcp().shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(
+        eventually(Duration::from_secs(2), || LIVE_HANDLERS.load(Ordering::SeqCst) == 0),
+        "handlers waited for bodies past the client's end of stream"
+    );
+    assert!(c.closed_within(Duration::from_secs(2)), "the connection stayed open");
+    server.shutdown_now();
+}
+
 /// A peer that grants every window and then reads nothing at all: responses pile up until
 /// the socket takes no more; the connection's output is bounded (1 MiB of frames queued,
 /// 1 MiB in the connection, one chunk per stream), and after `write_timeout` without progress

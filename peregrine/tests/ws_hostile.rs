@@ -14,6 +14,7 @@ mod support;
 mod live_bytes;
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,25 @@ fn server() -> ServerHandle {
     let config =
         peregrine::server::Config { write_timeout: WRITE_TIMEOUT, ..support::test_config() };
     support::spawn_with(config, app)
+}
+
+/// Echo sessions running.
+static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a session in [`SESSIONS`] while it lives.
+struct Live;
+
+impl Live {
+    fn new() -> Live {
+        SESSIONS.fetch_add(1, Ordering::SeqCst);
+        Live
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        SESSIONS.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// What `/flood` saw: how many messages went before `send` failed, and how.
@@ -87,6 +107,7 @@ async fn app(mut req: Request) -> Response {
         return upgrade.on_upgrade(move |ws| flood_session(ws, version));
     }
     upgrade.on_upgrade(|mut ws| async move {
+        let _live = Live::new();
         while let Some(Ok(msg)) = ws.recv().await {
             if matches!(msg, Message::Text(_) | Message::Binary(_)) && ws.send(msg).await.is_err() {
                 break;
@@ -714,6 +735,62 @@ fn hostile_frames_over_http2_get_their_close_codes() {
             assert_eq!(code, Some(case.code), "{}", case.name);
             echo_still_served(addr).await;
         }
+    });
+    server.shutdown();
+    server.join().unwrap();
+}
+
+/// Regression (HTTP/2, the client's end of stream): a client that went away without a Close,
+/// its TCP connection closed, left its extended CONNECT session waiting for DATA that could no
+/// longer come, and the server's side of the connection open (CLOSE-WAIT) for as long as the
+/// session lived: without an idle timeout, for ever. At the end of stream the request bodies
+/// still open now fail (they cannot end any more), the session's `recv` reports it, and the
+/// connection closes.
+#[test]
+fn an_http2_client_gone_without_a_close_ends_its_session() {
+    let _serial = serial();
+    let server = server();
+    let addr = server.local_addr();
+    rt().block_on(async {
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let watch = tcp.into_std().unwrap();
+        let probe = watch.try_clone().unwrap();
+        let tcp = TcpStream::from_std(watch).unwrap();
+        let (send, conn) = h2::client::handshake(tcp).await.unwrap();
+        let driver = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let plain = http::Request::get(format!("http://{addr}/")).body(()).unwrap();
+        let mut send = send.ready().await.unwrap();
+        let (response, _) = send.send_request(plain, true).unwrap();
+        assert_eq!(response.await.unwrap().status(), 400);
+        let mut send = send.ready().await.unwrap();
+        let mut req = http::Request::builder()
+            .method(http::Method::CONNECT)
+            .uri(format!("http://{addr}/echo"))
+            .header("sec-websocket-version", "13")
+            .body(())
+            .unwrap();
+        req.extensions_mut().insert(h2::ext::Protocol::from_static("websocket"));
+        let (response, mut stream) = send.send_request(req, false).unwrap();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), 200);
+        let mut body = response.into_body();
+        stream.send_data(Bytes::from(frame(FIN | TEXT, b"hello")), false).unwrap();
+        let echo = body.data().await.unwrap().unwrap();
+        assert_eq!(&echo[..], b"\x81\x05hello");
+        assert_eq!(SESSIONS.load(Ordering::SeqCst), 1);
+        // Gone: the connection's task stops, the socket closes (FIN), no Close, no RST_STREAM.
+        driver.abort();
+        let _ = driver.await;
+        drop((send, stream, body));
+        probe.shutdown(std::net::Shutdown::Both).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while SESSIONS.load(Ordering::SeqCst) > 0 {
+            assert!(Instant::now() < deadline, "the session outlived its client");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        echo_still_served(addr).await;
     });
     server.shutdown();
     server.join().unwrap();

@@ -885,10 +885,18 @@ impl<H: Handler> H2Conn<H> {
     /// no WINDOW_UPDATE can unblock any more (RFC 9113 §6.9), and the request bodies being
     /// drained, which can no longer end. Without this a client that closed (or was killed)
     /// mid-response kept its streams until the stall timeout. True when one was reset.
+    ///
+    /// A request body still being read cannot end either: it fails (incomplete), so its reader
+    /// (a handler, or an extended CONNECT's WebSocket session, which would otherwise wait for
+    /// ever) learns the client is gone.
     fn cancel_hopeless(&mut self) -> bool {
         let mut any = false;
         for index in 0..self.tasks.list.len() as u16 {
             let t = &self.tasks.list[usize::from(index)];
+            if t.live && t.body_open {
+                // Ignored for a body that ended; the same error again for one that failed.
+                self.bodies.fail(usize::from(index), BodyErrorKind::Incomplete);
+            }
             if t.live && (t.stalled_since.is_some() || t.drain.is_some()) {
                 let stream = t.stream;
                 self.conn().reset(stream, Reason::CANCEL);
