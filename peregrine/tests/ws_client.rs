@@ -368,3 +368,52 @@ fn a_send_to_an_http2_server_that_never_reads_times_out() {
         server.abort();
     });
 }
+
+/// Regression (the tunnel's connection outlived it): a WebSocket over HTTP/2 dropped without a
+/// closing handshake reset its stream, but its connection's task waited for the upload task to
+/// let go of the connection, which it did only later, unseen: the connection stayed open until
+/// the pool's idle timeout (90 s). A tunnel's connection now ends with its stream, closed or
+/// dropped.
+#[test]
+fn an_http2_websocket_closes_its_connection_when_done() {
+    let server = Server::bind("127.0.0.1:0")
+        .workers(1)
+        .config(support::test_config())
+        .metrics("/metrics")
+        .spawn(echo)
+        .unwrap();
+    let addr = server.local_addr();
+    rt().block_on(async {
+        // The server's open connections, this request's own included.
+        let open = || async {
+            let metrics = Client::builder().http1_only().pool_max_idle_per_origin(0).build();
+            let mut res = metrics.get(&format!("http://{addr}/metrics")).await.unwrap();
+            let text = std::mem::take(res.body_mut()).to_bytes(1 << 20).await.unwrap();
+            let text = String::from_utf8(text.to_vec()).unwrap();
+            let line = text.lines().find(|l| l.starts_with("peregrine_connections_open "));
+            line.and_then(|l| l.rsplit(' ').next()?.parse::<u32>().ok()).unwrap()
+        };
+        let client = Client::new();
+        for close in [true, false] {
+            let mut ws =
+                client.websocket(&format!("ws://{addr}/")).http2(true).connect().await.unwrap();
+            ws.send(Message::text("x")).await.unwrap();
+            assert_eq!(ws.recv().await.unwrap().unwrap(), Message::text("x"));
+            assert_eq!(open().await, 2);
+            if close {
+                ws.close(CloseCode::NORMAL, "").await.unwrap();
+            }
+            drop(ws);
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            while open().await > 1 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the connection stayed (close: {close})"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    });
+    server.shutdown();
+    server.join().unwrap();
+}

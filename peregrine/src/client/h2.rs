@@ -45,6 +45,9 @@ struct State {
     closed: Option<Error>,
     buffered: usize,
     throttled: bool,
+    /// The connection carries one extended CONNECT stream (a WebSocket's own connection): it
+    /// ends when that stream's exchange does.
+    tunnel: bool,
 }
 
 /// One request's exchange: its response's head, body and trailers as they arrive, and who
@@ -88,6 +91,7 @@ impl Shared {
             closed: None,
             buffered: 0,
             throttled: false,
+            tunnel: false,
         };
         let shared = Arc::new(Shared { state: Mutex::new(state) });
         tokio::spawn(drive(shared.clone(), idle_timeout));
@@ -172,6 +176,7 @@ impl Shared {
             }
             let id = st.conn.send_extended_connect(protocol, target, fields)?;
             let key = st.open(id);
+            st.tunnel = true;
             if let Some(w) = &st.task {
                 w.wake_by_ref();
             }
@@ -330,7 +335,8 @@ impl Exchange {
 }
 
 /// The connection's task: reads, files events, writes, until the connection ends or has been
-/// idle (no request) for `idle_timeout`, or the client and every response let go of it.
+/// idle (no request) for `idle_timeout`, or the client and every response let go of it, or
+/// its tunnel ended.
 async fn drive(shared: Arc<Shared>, idle_timeout: Duration) {
     let mut idle: Pin<Box<Sleep>> = Box::pin(tokio::time::sleep(idle_timeout));
     let mut idle_armed = false;
@@ -341,7 +347,9 @@ async fn drive(shared: Arc<Shared>, idle_timeout: Duration) {
         if st.closed.is_some() {
             return Poll::Ready(());
         }
-        if st.active == 0 && Arc::strong_count(&shared) == 1 {
+        // A tunnel's connection ends with its stream, whoever still holds the connection (the
+        // upload's task, ending too).
+        if st.active == 0 && (st.tunnel || Arc::strong_count(&shared) == 1) {
             return Poll::Ready(());
         }
         loop {
