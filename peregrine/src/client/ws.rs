@@ -288,7 +288,8 @@ async fn open_http2(
     if conn.protocol() == Protocol::Http1 {
         return Ok(Tried::Http1(Some(Box::new(conn))));
     }
-    // RFC 8441 §3: "A client MUST NOT send [`:protocol`] unless it has received the setting".
+    // RFC 8441 §3: extended CONNECT only after "first receiving an ENABLE_CONNECT_PROTOCOL
+    // parameter" (a server without it would find the request malformed).
     if !conn.extended_connect().await? {
         return Ok(Tried::Http1(None));
     }

@@ -152,9 +152,11 @@ impl H2 {
     /// DATA with `send_data`.
     ///
     /// # Errors
-    /// [`Error::is_request`] before the server's SETTINGS allowed it ("A client MUST NOT send
-    /// [`:protocol`] unless it has received the setting"), for a protocol that is not a token,
-    /// and for fields as [`H2::send_request`]'s.
+    /// [`Error::is_request`] before the server's SETTINGS allowed it (RFC 8441 §3: "If a
+    /// client were to use the provisions of the extended CONNECT method defined in this
+    /// document without first receiving an ENABLE_CONNECT_PROTOCOL parameter, a non-supporting
+    /// peer would detect a malformed request"), for a protocol that is not a token, and for
+    /// fields as [`H2::send_request`]'s.
     pub(crate) fn send_connect(
         &mut self,
         protocol: &str,
