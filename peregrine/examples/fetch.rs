@@ -69,7 +69,7 @@ async fn fetch(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut conn = Connection::connect_origin(&origin, &config).await?;
     let fields: Vec<(&str, &[u8])> =
         args.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
-    conn.send_request_token(&args.method, target, &fields, &[])?;
+    conn.send_request(&args.method, target, &fields, &[])?;
     let mut out = std::io::stdout().lock();
     loop {
         match conn.next_event().await? {

@@ -191,6 +191,65 @@ fn word_of(token: &[u8]) -> u64 {
     u64::from_le_bytes(w)
 }
 
+/// A method a request can be sent with: a [`Method`] (a standard one: [`Method::Extension`]
+/// has no text and is refused), a token such as `"PROPFIND"` (`&str` or `String`), or an
+/// [`http::Method`]. Either way the method is recognised once by word compares, never
+/// upper-cased, and nothing is allocated.
+pub trait AsMethod {
+    /// The method's tag and its token.
+    fn as_method(&self) -> (Method, &str);
+}
+
+impl AsMethod for Method {
+    #[inline]
+    fn as_method(&self) -> (Method, &str) {
+        (*self, self.as_str().unwrap_or(""))
+    }
+}
+
+impl AsMethod for str {
+    #[inline]
+    fn as_method(&self) -> (Method, &str) {
+        (Method::from_token(self.as_bytes()), self)
+    }
+}
+
+impl AsMethod for String {
+    #[inline]
+    fn as_method(&self) -> (Method, &str) {
+        self.as_str().as_method()
+    }
+}
+
+impl AsMethod for http::Method {
+    #[inline]
+    fn as_method(&self) -> (Method, &str) {
+        self.as_str().as_method()
+    }
+}
+
+impl<T: AsMethod + ?Sized> AsMethod for &T {
+    #[inline]
+    fn as_method(&self) -> (Method, &str) {
+        (**self).as_method()
+    }
+}
+
+/// `http`'s methods map to the tag with the same text; any other is [`Method::Extension`].
+impl From<&http::Method> for Method {
+    fn from(m: &http::Method) -> Method {
+        Method::from_token(m.as_str().as_bytes())
+    }
+}
+
+/// Equal when `http`'s method is the standard method this tag names (an extension tag equals
+/// no `http::Method`: its text is not in the tag).
+impl PartialEq<http::Method> for Method {
+    fn eq(&self, other: &http::Method) -> bool {
+        self.as_str() == Some(other.as_str())
+    }
+}
+
 impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str().unwrap_or("<extension>"))

@@ -65,7 +65,7 @@ pub fn run(args: LoadArgs) -> ExitCode {
     };
     let fields: Vec<(&str, &[u8])> =
         plan.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
-    if let Err(e) = probe.send_request_token(&plan.method, &plan.target, &fields, &plan.body) {
+    if let Err(e) = probe.send_request(&plan.method, &plan.target, &fields, &plan.body) {
         return fail(&format!("{}: {e}", plan.url));
     }
     let protocol = probe.protocol();

@@ -266,7 +266,7 @@ async fn drive(
                 *d += i;
                 due_late = false;
             }
-            let sent = c.send_request_token(&plan.method, &plan.target, &fields, &plan.body);
+            let sent = c.send_request(&plan.method, &plan.target, &fields, &plan.body);
             match sent {
                 Ok(id) => {
                     let start = due_start.unwrap_or_else(|| Instant::from_std(c.sent_at()));

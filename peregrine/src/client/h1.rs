@@ -32,9 +32,7 @@ pub(crate) async fn send(
 ) -> Result<Response, Error> {
     let fields = out.fields(false);
     let id = match body {
-        OutBody::Full(bytes) => {
-            conn.send_request_token(out.method(), out.target(), &fields, &bytes)?
-        }
+        OutBody::Full(bytes) => conn.send_request(out.method(), out.target(), &fields, &bytes)?,
         OutBody::Stream(mut body) => {
             let id =
                 conn.send_request_streaming(out.method(), out.target(), &fields, body.size_hint())?;

@@ -128,7 +128,7 @@ impl Shared {
             }
             let (id, stream_body) = match body {
                 OutBody::Full(bytes) => {
-                    (st.conn.send_request_token(out.method(), out.target(), &fields, &bytes)?, None)
+                    (st.conn.send_request(out.method(), out.target(), &fields, &bytes)?, None)
                 }
                 OutBody::Stream(b) => {
                     let len = b.size_hint();

@@ -254,7 +254,7 @@ async fn open_http1(
             Event::Head { head, .. } => {
                 let status = head.status();
                 let got: Vec<(&[u8], &[u8])> =
-                    head.headers().map(|(n, v)| (n.as_bytes(), v)).collect();
+                    head.headers().iter().map(|(n, v)| (n.as_bytes(), v)).collect();
                 break agreed(handshake.check_response(status, got).map_err(refused)?);
             }
             Event::Failed { error, .. } => return Err(error),

@@ -18,6 +18,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use crate::Method;
 use crate::Version;
 use crate::body::Body;
+use crate::headers::{FieldLines, Headers, Source};
 use crate::http1::{HeaderId, RequestHead, TargetForm};
 use crate::proxy_protocol::ProxyInfo;
 
@@ -57,32 +58,6 @@ impl OptSpan {
     #[inline]
     fn get(self) -> Option<Span> {
         (self != OptSpan::NONE).then_some(self.0)
-    }
-}
-
-/// The field lines of a header section, in order: `(name, value)` with the value's surrounding
-/// whitespace left out (RFC 9112 §5.1). The section holds lines the parser validated (a token,
-/// a colon, a value without CR, LF or NUL, CRLF) or that this crate wrote the same way.
-#[derive(Clone, Debug)]
-struct FieldLines<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Iterator for FieldLines<'a> {
-    type Item = (&'a [u8], &'a [u8]);
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let end = memchr::memchr(b'\n', self.rest).unwrap_or(self.rest.len());
-        let line = &self.rest[..end];
-        self.rest = self.rest.get(end + 1..).unwrap_or_default();
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let colon = memchr::memchr(b':', line).unwrap_or(line.len());
-        let value = line.get(colon + 1..).unwrap_or_default();
-        Some((&line[..colon], crate::http1::field_syntax::trim_ows(value)))
     }
 }
 
@@ -138,7 +113,12 @@ impl HeadSpans {
 
     /// The field lines, in `head` (the bytes these spans index).
     fn field_lines<'h>(&self, head: &'h [u8]) -> FieldLines<'h> {
-        FieldLines { rest: head.get(self.fields.range()).unwrap_or_default() }
+        FieldLines { rest: self.field_bytes(head) }
+    }
+
+    /// The header section's bytes in `head`.
+    fn field_bytes<'h>(&self, head: &'h [u8]) -> &'h [u8] {
+        head.get(self.fields.range()).unwrap_or_default()
     }
 }
 
@@ -398,6 +378,11 @@ impl Request {
         self.spans.method
     }
 
+    /// The method as an [`http::Method`] (an extension method's token copied into it).
+    pub fn http_method(&self) -> http::Method {
+        to_http_method(self)
+    }
+
     /// The method token as sent, e.g. `"GET"` or an extension method like `"PROPFIND"`.
     pub fn method_str(&self) -> &str {
         match self.spans.method {
@@ -500,12 +485,16 @@ impl Request {
     ///
     /// Accepts a `&str` or an [`http::HeaderName`].
     pub fn header(&self, name: impl AsRef<str>) -> Option<&[u8]> {
-        self.headers().get(name.as_ref())
+        self.headers().get(name)
     }
 
-    /// The header fields in the order received.
+    /// The header fields in the order received: a view with [`http::HeaderMap`]'s lookups
+    /// (see [`Headers`] for how it maps to `http`'s types).
     pub fn headers(&self) -> Headers<'_> {
-        Headers { req: self }
+        Headers::new(Source::Lines {
+            lines: self.spans.field_bytes(&self.head),
+            count: self.spans.field_count,
+        })
     }
 
     /// The request body.
@@ -526,57 +515,6 @@ impl Request {
     /// The raw request head as received (request line, header fields, final empty line).
     pub fn raw_head(&self) -> &Bytes {
         &self.head
-    }
-}
-
-/// A view of a request's header fields.
-#[derive(Clone, Copy, Debug)]
-pub struct Headers<'r> {
-    req: &'r Request,
-}
-
-impl<'r> Headers<'r> {
-    /// The number of fields.
-    pub fn len(&self) -> usize {
-        usize::from(self.req.spans.field_count)
-    }
-
-    /// Whether there are no fields.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The fields in order as (name as sent, value without surrounding whitespace).
-    pub fn iter(&self) -> impl Iterator<Item = (&'r str, &'r [u8])> + use<'r> {
-        let req = self.req;
-        // Names are tokens (the parser's check, or `HeaderName`'s): ASCII.
-        req.spans
-            .field_lines(&req.head)
-            .map(|(name, value)| (crate::ascii::as_str(name).unwrap_or(""), value))
-    }
-
-    /// The first value of `name`, compared case-insensitively.
-    pub fn get(&self, name: &str) -> Option<&'r [u8]> {
-        self.get_all(name).next()
-    }
-
-    /// The first value of `name` if it is valid UTF-8.
-    pub fn get_str(&self, name: &str) -> Option<&'r str> {
-        self.get(name).and_then(|v| std::str::from_utf8(v).ok())
-    }
-
-    /// Every value of `name` in order (RFC 9110 §5.3: a list may be split over several lines).
-    pub fn get_all<'n>(&self, name: &'n str) -> impl Iterator<Item = &'r [u8]> + use<'r, 'n> {
-        let req = self.req;
-        req.spans
-            .field_lines(&req.head)
-            .filter(move |(n, _)| n.len() == name.len() && n.eq_ignore_ascii_case(name.as_bytes()))
-            .map(|(_, v)| v)
-    }
-
-    /// Whether a field named `name` is present.
-    pub fn contains(&self, name: &str) -> bool {
-        self.get(name).is_some()
     }
 }
 

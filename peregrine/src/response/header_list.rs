@@ -63,7 +63,9 @@ fn give(fields: Fields) {
 /// The header fields of a [`Response`](super::Response): an ordered list.
 ///
 /// Lookups compare names exactly (a [`HeaderName`] is already lowercase), so a list of a few
-/// fields needs no hash map. Its storage is recycled per thread (see the module docs).
+/// fields needs no hash map. Its storage is recycled per thread (see the module docs). Its
+/// methods carry [`http::HeaderMap`]'s names (`get`, `get_all`, `contains_key`, `insert`,
+/// `append`, `iter`; `remove` answers whether a field went).
 #[derive(Default)]
 pub struct HeaderList {
     fields: Fields,
@@ -112,8 +114,13 @@ impl HeaderList {
         self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 
+    /// Every value of `name`, in order.
+    pub fn get_all<'a>(&'a self, name: &'a HeaderName) -> impl Iterator<Item = &'a HeaderValue> {
+        self.iter().filter(move |(n, _)| *n == name).map(|(_, v)| v)
+    }
+
     /// Whether a field named `name` is present.
-    pub fn contains(&self, name: &HeaderName) -> bool {
+    pub fn contains_key(&self, name: &HeaderName) -> bool {
         self.get(name).is_some()
     }
 

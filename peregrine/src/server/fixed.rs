@@ -86,7 +86,7 @@ impl Fixed {
             .map_err(|e| format!("fixed answer for {path}: cannot be sent: {e}"))?;
         let head_len = bytes.len();
         // A caller's own Date is sent as set: the answer is then left to the general encoder.
-        let own_date = fixed.headers.contains(&http::header::DATE);
+        let own_date = fixed.headers.contains_key(&http::header::DATE);
         let date_at = match own_date {
             true => None,
             false => bytes

@@ -1,13 +1,11 @@
 //! What a [`Connection`](super::Connection) reports: response heads as views over its own
 //! buffers, body bytes borrowed from its read buffer, the end of each response.
 
-use std::ops::Range;
-
 use http::HeaderMap;
 
 use crate::Version;
 use crate::client::Error;
-use crate::http2::FieldSection;
+use crate::headers::{Headers, Source};
 
 /// A request on a connection: HTTP/1.1 numbers its requests in order, HTTP/2 uses the stream
 /// id.
@@ -64,28 +62,6 @@ pub enum Event<'a> {
     },
 }
 
-/// One field of an HTTP/1.1 head: offsets into the read buffer.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FieldSpan {
-    pub(crate) name: (u32, u32),
-    pub(crate) value: (u32, u32),
-}
-
-impl FieldSpan {
-    fn range(part: (u32, u32)) -> Range<usize> {
-        part.0 as usize..part.0 as usize + part.1 as usize
-    }
-}
-
-/// Where a head's fields are.
-#[derive(Clone, Copy)]
-pub(crate) enum Fields<'a> {
-    /// HTTP/1.1: spans of the read buffer.
-    H1 { buf: &'a [u8], spans: &'a [FieldSpan] },
-    /// HTTP/2: the connection's decoded section.
-    H2(&'a FieldSection),
-}
-
 /// A response head: a view over the connection's buffers (no copy, no allocation), valid until
 /// the next call into the connection.
 ///
@@ -104,7 +80,7 @@ pub(crate) enum Fields<'a> {
 pub struct ResponseHead<'a> {
     pub(crate) status: u16,
     pub(crate) version: Version,
-    pub(crate) fields: Fields<'a>,
+    pub(crate) fields: Source<'a>,
 }
 
 impl std::fmt::Debug for ResponseHead<'_> {
@@ -112,7 +88,7 @@ impl std::fmt::Debug for ResponseHead<'_> {
         f.debug_struct("ResponseHead")
             .field("status", &self.status)
             .field("version", &self.version)
-            .field("fields", &self.headers().count())
+            .field("fields", &self.headers().len())
             .finish()
     }
 }
@@ -129,27 +105,14 @@ impl<'a> ResponseHead<'a> {
     }
 
     /// The header fields in order: names as sent (HTTP/2's are lowercase), values without
-    /// surrounding whitespace.
-    pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + use<'a> {
-        let (h1, h2) = match self.fields {
-            Fields::H1 { buf, spans } => (Some((buf, spans)), None),
-            Fields::H2(section) => (None, Some(section)),
-        };
-        let h1 = h1.into_iter().flat_map(|(buf, spans)| {
-            spans.iter().map(move |s| {
-                let name = buf.get(FieldSpan::range(s.name)).unwrap_or_default();
-                let value = buf.get(FieldSpan::range(s.value)).unwrap_or_default();
-                (crate::ascii::as_str(name).unwrap_or_default(), value)
-            })
-        });
-        let h2 = h2.into_iter().flat_map(|section| {
-            section.fields().map(|f| (crate::ascii::as_str(f.name).unwrap_or_default(), f.value))
-        });
-        h1.chain(h2)
+    /// surrounding whitespace; the same view as a server's [`Request::headers`](crate::Request::headers).
+    pub fn headers(&self) -> Headers<'a> {
+        Headers::new(self.fields)
     }
 
-    /// The first value of the field `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
-        self.headers().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
+    /// The first value of the field `name` (case-insensitive), a `&str` or an
+    /// [`http::HeaderName`].
+    pub fn header(&self, name: impl AsRef<str>) -> Option<&'a [u8]> {
+        self.headers().get(name)
     }
 }

@@ -10,11 +10,12 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::event::{FieldSpan, RequestId};
+use super::event::RequestId;
 use super::last_request::{LastRequest, Reuse};
 use super::{Ready, Step};
 use crate::Method;
 use crate::client::error::{Error, Kind};
+use crate::headers::FieldSpan;
 use crate::http1::body_decoder::BodyDecodeError;
 use crate::http1::conn::{self as h1conn, Conn, Role, SendError};
 use crate::http1::encode::{

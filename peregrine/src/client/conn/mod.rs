@@ -78,13 +78,13 @@ pub use reader::ResponseReader;
 use super::error::{Deadline, Error, Kind};
 use super::origin::Origin;
 use super::tls::{Alpn, TlsConfig};
-use crate::Method;
 use crate::Version;
+use crate::headers::Source;
 use crate::http1;
 use crate::http1::Limits;
 use crate::http1::encode::{RequestPrelude, Scheme};
 use crate::net::{TlsError, Transport, WriteStall};
-use event::Fields;
+use crate::{AsMethod, Method};
 use h1::H1;
 use h2::H2;
 use timer::Timer;
@@ -650,46 +650,25 @@ impl Connection {
     /// Sends a request with its whole body (`body` may be empty): queues its bytes, which
     /// [`Connection::next_event`] (or [`Connection::flush`]) writes.
     ///
-    /// `target` is origin-form (`/path?query`, or `*` for OPTIONS). Field names are sent as
+    /// `method` is a [`Method`], a token such as `"PROPFIND"` or an [`http::Method`]
+    /// ([`AsMethod`]). `target` is origin-form (`/path?query`, or `*` for OPTIONS). Field names are sent as
     /// given over HTTP/1.1 and lowercased for HTTP/2; `Host`, `Content-Length`,
     /// `Transfer-Encoding` and, for HTTP/2, connection-specific fields are refused: the
     /// connection writes framing and the authority itself. The body is sent with its length
     /// (`Content-Length: 0` only for methods that anticipate content, RFC 9110 §8.6).
     ///
     /// # Errors
-    /// [`Error::is_request`] for a malformed target or field, or when the connection cannot
+    /// [`Error::is_request`] for a method that is not a token ([`Method::Extension`] has no
+    /// text), a malformed target or field, or when the connection cannot
     /// take a request now ([`Connection::can_send`]); nothing is queued then.
     pub fn send_request(
         &mut self,
-        method: Method,
+        method: impl AsMethod,
         target: &str,
         fields: &[(&str, &[u8])],
         body: &[u8],
     ) -> Result<RequestId, Error> {
-        let token = method.as_str().ok_or_else(|| {
-            Error::new(
-                Kind::Request,
-                "Method::Extension: use send_request_token with the method's text",
-            )
-        })?;
-        self.start(method, token, target, fields, body, Some(body.len() as u64))
-    }
-
-    /// [`Connection::send_request`] with the method given as its token (extension methods such
-    /// as `PROPFIND`; a standard method's text is that method). The token is compared, never
-    /// upper-cased.
-    ///
-    /// # Errors
-    /// As [`Connection::send_request`]; a method that is not a token.
-    pub fn send_request_token(
-        &mut self,
-        method: &str,
-        target: &str,
-        fields: &[(&str, &[u8])],
-        body: &[u8],
-    ) -> Result<RequestId, Error> {
-        let tag = Method::from_token(method.as_bytes());
-        self.start(tag, method, target, fields, body, Some(body.len() as u64))
+        self.start(method.as_method(), target, fields, body, Some(body.len() as u64))
     }
 
     /// Sends a request head whose body follows with [`Connection::send_data`]: `length` is its
@@ -697,22 +676,20 @@ impl Connection {
     /// HTTP/1.1, DATA frames until END_STREAM over HTTP/2).
     ///
     /// # Errors
-    /// As [`Connection::send_request_token`].
+    /// As [`Connection::send_request`].
     pub fn send_request_streaming(
         &mut self,
-        method: &str,
+        method: impl AsMethod,
         target: &str,
         fields: &[(&str, &[u8])],
         length: Option<u64>,
     ) -> Result<RequestId, Error> {
-        let tag = Method::from_token(method.as_bytes());
-        self.start(tag, method, target, fields, &[], length)
+        self.start(method.as_method(), target, fields, &[], length)
     }
 
     fn start(
         &mut self,
-        method: Method,
-        token: &str,
+        (method, token): (Method, &str),
         target: &str,
         fields: &[(&str, &[u8])],
         body: &[u8],
@@ -720,6 +697,12 @@ impl Connection {
     ) -> Result<RequestId, Error> {
         if let Some(e) = &self.failed {
             return Err(e.shallow_clone());
+        }
+        if token.is_empty() {
+            return Err(Error::new(
+                Kind::Request,
+                "Method::Extension has no text: pass the method's token (a &str or http::Method)",
+            ));
         }
         if self.wpos == self.wbuf.len() {
             self.wbuf.clear();
@@ -1001,8 +984,8 @@ fn event<'a>(proto: &'a Proto, rbuf: &'a [u8], ready: Ready) -> Event<'a> {
     match ready {
         Ready::Head { id, status, version } => {
             let fields = match proto {
-                Proto::H1(h) => Fields::H1 { buf: rbuf, spans: &h.spans },
-                Proto::H2(h) => Fields::H2(h.conn.last_section()),
+                Proto::H1(h) => Source::Spans { buf: rbuf, spans: &h.spans },
+                Proto::H2(h) => Source::Section(h.conn.last_section()),
             };
             Event::Head { id, head: ResponseHead { status, version, fields } }
         }

@@ -97,6 +97,11 @@ impl FieldSection {
         self.list.iter().skip(usize::from(self.info.pseudo))
     }
 
+    /// Regular field `index` (pseudo-headers excluded).
+    pub fn field(&self, index: usize) -> Option<Field<'_>> {
+        self.list.get(usize::from(self.info.pseudo) + index)
+    }
+
     /// How many regular fields there are.
     pub fn len(&self) -> usize {
         self.list.len() - usize::from(self.info.pseudo)

@@ -101,12 +101,21 @@ impl FieldList {
 
     /// The fields, in block order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Field<'_>> + '_ {
-        self.fields.iter().map(|s| Field {
+        self.fields.iter().map(|s| self.field(s))
+    }
+
+    /// The field at `index` in block order.
+    pub fn get(&self, index: usize) -> Option<Field<'_>> {
+        self.fields.get(index).map(|s| self.field(s))
+    }
+
+    fn field(&self, s: &StoredField) -> Field<'_> {
+        Field {
             name: self.resolve(s.name, true),
             value: self.resolve(s.value, false),
             known: StaticName::from_id(s.known),
             never_indexed: s.never_indexed,
-        })
+        }
     }
 
     /// Number of stored fields.
