@@ -19,12 +19,13 @@ use axum::body::Body as AxumBody;
 use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response as AxumResponse};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use bytes::Bytes;
 use futures_util::Stream;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, TRAILER};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use http_body_util::BodyExt;
+use peregrine::websocket::{CloseCode, Message};
 use peregrine::{Server, ServerHandle};
 use serde::{Deserialize, Serialize};
 use support::RawClient;
@@ -163,6 +164,20 @@ async fn panics() -> &'static str {
     panic!("a handler panics (expected by the test)")
 }
 
+/// peregrine's WebSocket extractor: the HTTP version first, then every message echoed.
+async fn ws_echo(version: http::Version, ws: peregrine::tower::WebSocketUpgrade) -> AxumResponse {
+    ws.deflate(true)
+        .on_upgrade(move |mut ws| async move {
+            let _ = ws.send(Message::text(format!("{version:?}"))).await;
+            while let Some(Ok(msg)) = ws.recv().await {
+                if ws.send(msg).await.is_err() {
+                    break;
+                }
+            }
+        })
+        .into_response()
+}
+
 fn app(state: AppState) -> axum::Router {
     let stack = ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
@@ -183,6 +198,8 @@ fn app(state: AppState) -> axum::Router {
         .route("/whoami", get(whoami))
         .route("/slow", get(slow))
         .route("/panic", get(panics))
+        // RFC 8441: over HTTP/2 the handshake is a CONNECT, so the route takes any method.
+        .route("/ws", any(ws_echo))
         .with_state(state)
         .layer(stack)
 }
@@ -609,4 +626,38 @@ fn raw_h1_head_announces_gets_length() {
     c.send(&support::get("/hello/ada?times=3"));
     let res = c.response();
     assert_eq!(res.body.len(), 26);
+}
+
+/// An axum handler takes peregrine's `WebSocketUpgrade` as an extractor, through the
+/// tower-http stack, over HTTP/1.1 (101), h2c and HTTP/2 over TLS (extended CONNECT, RFC
+/// 8441) with permessage-deflate; a request that is not a handshake is refused 400.
+#[test]
+fn websocket_extractor_over_h1_h2c_and_tls() {
+    let fx = Fixture::new();
+    block_on(async {
+        for proto in PROTOS {
+            let url = fx.url(proto, "/ws").replacen("http", "ws", 1);
+            let mut ws = fx
+                .peregrine(proto)
+                .websocket(&url)
+                .http2(proto != Proto::H1)
+                .deflate(true)
+                .connect()
+                .await
+                .unwrap_or_else(|e| panic!("{proto:?}: {e}"));
+            let first = ws.recv().await.expect("the version").unwrap();
+            assert_eq!(first, Message::text(format!("{:?}", proto.http_version())), "{proto:?}");
+            let big = "é".repeat(40_000);
+            for msg in
+                [Message::text("hello"), Message::binary(vec![7u8; 70_000]), Message::text(big)]
+            {
+                ws.send(msg.clone()).await.unwrap();
+                assert_eq!(ws.recv().await.expect("an echo").unwrap(), msg, "{proto:?}");
+            }
+            ws.close(CloseCode::NORMAL, "done").await.unwrap();
+
+            let res = fx.reqwest(proto).get(fx.url(proto, "/ws")).send().await.unwrap();
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{proto:?}");
+        }
+    });
 }

@@ -72,6 +72,13 @@ impl Response {
         self
     }
 
+    /// [`Response::with_upgrade`] for an upgrade already boxed.
+    #[cfg(feature = "tower")]
+    pub(crate) fn with_boxed_upgrade(mut self, upgrade: Box<OnUpgrade>) -> Response {
+        self.upgrade = Some(upgrade);
+        self
+    }
+
     /// Takes what runs once this response is sent, if it accepted an upgrade.
     #[inline]
     pub(crate) fn take_upgrade(&mut self) -> Option<Box<OnUpgrade>> {

@@ -5,6 +5,7 @@
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, HOST, TRAILER};
 
+use super::websocket::{AcceptedUpgrade, PendingUpgrade};
 use super::{BoxError, RemoteAddr};
 use crate::body::Body;
 use crate::request::{Peer, Request};
@@ -14,8 +15,8 @@ use crate::{Method, Version};
 /// The `http::Request` a service gets for `req` (see the module docs' table); `None` for a
 /// target the `http` crate cannot hold in a `Uri` (which it refuses bytes our parser allows,
 /// such as `{` or `"`): read as another target it would reach the wrong resource.
-pub(super) fn to_http_request(req: Request) -> Option<http::Request<Body>> {
-    let head = req.raw_head();
+pub(super) fn to_http_request(mut req: Request) -> Option<http::Request<Body>> {
+    let head = req.raw_head().clone();
     // RFC 9113 §8.5: an HTTP/2 CONNECT has no :path; its target is the :authority.
     let target = match req.target() {
         "" => req.authority().unwrap_or_default(),
@@ -29,7 +30,9 @@ pub(super) fn to_http_request(req: Request) -> Option<http::Request<Body>> {
     *out.version_mut() = req.version().into();
     let headers = out.headers_mut();
     headers.reserve(req.headers().len());
+    let mut asks_upgrade = false;
     for (name, value) in req.headers().iter() {
+        asks_upgrade |= name.len() == 7 && name.eq_ignore_ascii_case("upgrade");
         // A field the `http` crate refuses (it is stricter about some obs-text) is left out,
         // as `From<Request> for http::Request` does.
         let Ok(name) = http::HeaderName::from_bytes(name.as_bytes()) else { continue };
@@ -44,6 +47,11 @@ pub(super) fn to_http_request(req: Request) -> Option<http::Request<Body>> {
         if let Some(Ok(value)) = authority.map(http::HeaderValue::from_maybe_shared) {
             headers.insert(HOST, value);
         }
+    }
+    // A WebSocket handshake is checked here, where the server's request still is (over
+    // HTTP/2 its body is the WebSocket's input, not the service's).
+    if let Some(pending) = PendingUpgrade::of(&mut req, asks_upgrade) {
+        out.extensions_mut().insert(pending);
     }
     if let Some(peer) = &req.remote_addr {
         #[cfg(feature = "axum")]
@@ -101,7 +109,8 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    let (parts, body) = res.into_parts();
+    let (mut parts, body) = res.into_parts();
+    let upgrade = parts.extensions.remove::<AcceptedUpgrade>().and_then(|a| a.take());
     let declared = || {
         let mut values = parts.headers.get_all(CONTENT_LENGTH).iter();
         // One value only: a list, even of equal lengths, is left to the body's own size.
@@ -130,5 +139,8 @@ where
     }
     let mut out = Response::with_status(parts.status, body);
     *out.headers_mut() = parts.headers.into();
-    out
+    match upgrade {
+        Some(upgrade) => out.with_boxed_upgrade(upgrade),
+        None => out,
+    }
 }

@@ -9,6 +9,8 @@
 //! - [`into_service`] makes a [`Handler`] a tower service ([`HandlerService`]), and a
 //!   [`Router`](crate::Router) is one itself: peregrine's router runs under hyper or inside a
 //!   tower stack.
+//! - [`WebSocketUpgrade`] accepts a WebSocket in a service or, as an extractor, in an axum
+//!   handler, over HTTP/1.1 and HTTP/2 (axum's own works only on hyper).
 //!
 //! # Serving an axum app
 //! An axum 0.8 `Router` is a tower service: [`service`] serves it as `axum::serve` would, its
@@ -73,6 +75,7 @@
 mod convert;
 mod handler_service;
 mod service_handler;
+mod websocket;
 
 use std::net::SocketAddr;
 
@@ -81,6 +84,7 @@ use crate::request::Peer;
 
 pub use handler_service::{HandlerFuture, HandlerService, into_service};
 pub use service_handler::{ServiceFuture, ServiceHandler, service};
+pub use websocket::WebSocketUpgrade;
 
 use crate::body::Body;
 

@@ -78,6 +78,12 @@ impl fmt::Debug for WebSocketUpgrade {
 pub struct UpgradeRefused(RequestError);
 
 impl UpgradeRefused {
+    /// A request that did not ask for an upgrade.
+    #[cfg(feature = "tower")]
+    pub(crate) fn no_upgrade() -> UpgradeRefused {
+        UpgradeRefused(RequestError::Upgrade)
+    }
+
     /// The response's status.
     pub fn status(&self) -> StatusCode {
         StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::BAD_REQUEST)
