@@ -132,6 +132,9 @@ pub struct WebSocket {
     finished: bool,
     /// A failure to report once, then the end.
     failed: Option<Error>,
+    /// Octets of frames read and written so far.
+    read_bytes: u64,
+    written_bytes: u64,
 }
 
 impl fmt::Debug for WebSocket {
@@ -188,6 +191,8 @@ impl WebSocket {
             protocol: None,
             finished: false,
             failed: None,
+            read_bytes: 0,
+            written_bytes: 0,
         }
     }
 
@@ -211,6 +216,21 @@ impl WebSocket {
     /// Whether permessage-deflate (RFC 7692) was agreed.
     pub fn is_compressed(&self) -> bool {
         self.conn.deflate().is_some()
+    }
+
+    /// Octets of WebSocket frames read from and written to the connection so far: frame
+    /// headers included, payloads as they went over the wire (compressed, masked); the
+    /// opening handshake and TLS records not.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn f(ws: peregrine::websocket::WebSocket) {
+    /// let (read, written) = ws.wire_bytes();
+    /// println!("{read} octets in, {written} out");
+    /// # }
+    /// ```
+    pub fn wire_bytes(&self) -> (u64, u64) {
+        (self.read_bytes, self.written_bytes)
     }
 
     /// Whether the connection is closed or closing: no more messages can be sent.
@@ -419,6 +439,7 @@ impl WebSocket {
             }
             let Some(sender) = outgoing else { return Err(Error::Closed) };
             let chunk = Bytes::from(std::mem::take(&mut self.output));
+            self.written_bytes += chunk.len() as u64;
             // A peer that reads nothing opens no window: the stream's channel stays full. Past
             // the write timeout the write has stalled, as a stream's would. The timer is armed
             // only once the channel has no room.
@@ -459,6 +480,7 @@ impl WebSocket {
         };
         match transport.poll_write_all(cx, &self.output, wpos, stall) {
             Poll::Ready(Ok(())) => {
+                self.written_bytes += self.output.len() as u64;
                 self.output.clear();
                 *wpos = 0;
                 Poll::Ready(Ok(()))
@@ -474,6 +496,15 @@ impl WebSocket {
             if drain.as_mut().poll(cx).is_ready() {
                 self.drain = None;
                 return Poll::Ready(Ok(Woke::Drain));
+            }
+        }
+        // Output a write left unfinished (the socket was full) goes on as the socket drains,
+        // without waiting for input: a peer that waits for the rest of a message before it
+        // answers would otherwise never be answered.
+        // (The buffer is cleared once written whole, TLS records the transport held included.)
+        if matches!(self.io, Io::Stream { .. }) && !self.output.is_empty() {
+            if let Poll::Ready(Err(e)) = self.poll_write(cx) {
+                return Poll::Ready(Err(e));
             }
         }
         let now = Instant::now();
@@ -496,7 +527,10 @@ impl WebSocket {
                 };
                 match read {
                     Ok(0) => return Poll::Ready(Ok(Woke::End)),
-                    Ok(_) => return Poll::Ready(Ok(Woke::Input)),
+                    Ok(n) => {
+                        self.read_bytes += n as u64;
+                        return Poll::Ready(Ok(Woke::Input));
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         ready!(transport.poll_read_ready(cx)).map_err(Error::Io)?;
                     }
@@ -506,6 +540,7 @@ impl WebSocket {
             },
             Io::Http2 { incoming, .. } => match ready!(incoming.poll_chunk(cx)) {
                 Some(Ok(chunk)) => {
+                    self.read_bytes += chunk.len() as u64;
                     self.input.extend_from_slice(&chunk);
                     Poll::Ready(Ok(Woke::Input))
                 }
