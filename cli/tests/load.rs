@@ -367,3 +367,173 @@ fn a_closed_stdout_fails_in_one_line() {
     assert!(err.contains("cannot write the report to stdout"), "{err}");
     assert_eq!(server.received(), 20);
 }
+
+/// What the WebSocket test server does with each message.
+#[derive(Clone, Copy)]
+enum Echo {
+    /// Sends it back.
+    Same,
+    /// Sends it back with its first byte changed.
+    Corrupt,
+    /// Sends back this many on each connection, then closes it (1000).
+    CloseAfter(u64),
+}
+
+/// A WebSocket echo server (peregrine's, one worker, permessage-deflate accepted) counting the
+/// messages it receives; any other request gets a 404.
+fn ws_server(echo: Echo) -> (ServerHandle, Arc<AtomicU64>) {
+    use peregrine::IntoResponse;
+    use peregrine::websocket::{CloseCode, Message, WebSocketUpgrade};
+    let received = Arc::new(AtomicU64::new(0));
+    let count = received.clone();
+    let handler = move |mut req: Request| {
+        let count = count.clone();
+        async move {
+            if req.header("upgrade").is_none() {
+                return Response::with_status(http::StatusCode::NOT_FOUND, "not here");
+            }
+            let up = match WebSocketUpgrade::from_request(&mut req) {
+                Ok(up) => up,
+                Err(refused) => return refused.into_response(),
+            };
+            up.deflate(true).on_upgrade(move |mut ws| async move {
+                let mut n = 0;
+                while let Some(Ok(msg)) = ws.recv().await {
+                    let data = match msg {
+                        Message::Text(_) | Message::Binary(_) => msg,
+                        _ => continue,
+                    };
+                    count.fetch_add(1, Ordering::SeqCst);
+                    n += 1;
+                    let reply = match (echo, data) {
+                        (Echo::Corrupt, Message::Binary(b)) => {
+                            let mut v = b.to_vec();
+                            v[0] ^= 1;
+                            Message::binary(v)
+                        }
+                        (_, data) => data,
+                    };
+                    if ws.send(reply).await.is_err() {
+                        break;
+                    }
+                    if matches!(echo, Echo::CloseAfter(max) if n >= max) {
+                        let _ = ws.close(CloseCode::NORMAL, "enough").await;
+                        break;
+                    }
+                }
+            })
+        }
+    };
+    let server = Server::bind("127.0.0.1:0").workers(1).spawn(handler).expect("start the server");
+    (server, received)
+}
+
+fn stop(server: ServerHandle) {
+    server.shutdown_now();
+    let _ = server.join();
+}
+
+/// A WebSocket run: exactly the count asked for, every echo checked, the server saw each
+/// message once; text, compressed and pipelined runs too.
+#[test]
+fn websocket_echo_sends_exactly_the_count() {
+    let _turn = turn();
+    let (server, received) = ws_server(Echo::Same);
+    let url = format!("ws://{}/echo", server.local_addr());
+    let report = run_json(&[&url, "-c", "4", "-n", "2000"], Duration::from_secs(15));
+    no_errors(&report);
+    assert_eq!(report["protocol"], "WebSocket");
+    assert_eq!(report["message_type"], "binary");
+    assert_eq!(report["deflate"], false);
+    assert_eq!(n(&report, &["messages"]), 2000.0);
+    assert_eq!(n(&report, &["bytes"]), 2000.0 * 20.0);
+    assert_eq!(received.load(Ordering::SeqCst), 2000);
+    assert_eq!(n(&report, &["connect_us", "count"]), 4.0);
+    let p50 = n(&report, &["latency_us", "p50"]);
+    assert!(p50 > 0.0 && p50 < 50_000.0, "p50 = {p50} µs");
+
+    // http:// with --ws is the same; text, permessage-deflate, 4 in flight.
+    let http_url = format!("http://{}/echo", server.local_addr());
+    let args =
+        [&http_url, "--ws", "-c", "2", "--pipeline", "4", "--text", "--deflate", "--size", "1KiB"];
+    let report = run_json(&[&args[..], &["-n", "500"]].concat(), Duration::from_secs(15));
+    no_errors(&report);
+    assert_eq!(report["url"], format!("ws://{}/echo", server.local_addr()));
+    assert_eq!((&report["message_type"], &report["deflate"]), (&"text".into(), &true.into()));
+    assert_eq!((n(&report, &["messages"]), n(&report, &["in_flight"])), (500.0, 4.0));
+    assert_eq!(n(&report, &["bytes"]), 500.0 * 1024.0);
+    assert_eq!(received.load(Ordering::SeqCst), 2500);
+    stop(server);
+}
+
+/// An open loop schedules messages as it does requests.
+#[test]
+fn websocket_open_loop_keeps_its_rate() {
+    let _turn = turn();
+    let (server, _) = ws_server(Echo::Same);
+    let url = format!("ws://{}/", server.local_addr());
+    let report = run_json(
+        &[&url, "-c", "4", "--rate", "1000", "-d", "2s", "-t", "1"],
+        Duration::from_secs(15),
+    );
+    no_errors(&report);
+    assert_eq!(report["mode"], "open");
+    let messages = n(&report, &["messages"]);
+    assert!((1800.0..=2100.0).contains(&messages), "{messages}");
+    stop(server);
+}
+
+/// Errors by kind: echoes that differ are mismatches; a server that closes the WebSocket
+/// loses the messages in flight (closed) and the run goes on over new ones; a server that
+/// does not accept the handshake stops the command before any load.
+#[test]
+fn websocket_errors_by_kind() {
+    let _turn = turn();
+    let (server, _) = ws_server(Echo::Corrupt);
+    let url = format!("ws://{}/", server.local_addr());
+    let report = run_json(&[&url, "-c", "2", "-n", "100"], Duration::from_secs(15));
+    assert_eq!(n(&report, &["errors", "mismatch"]), 100.0, "{}", report["errors"]);
+    assert_eq!(n(&report, &["messages"]), 0.0);
+    stop(server);
+
+    let (server, received) = ws_server(Echo::CloseAfter(50));
+    let url = format!("ws://{}/", server.local_addr());
+    let report =
+        run_json(&[&url, "-c", "2", "--pipeline", "4", "-n", "1000"], Duration::from_secs(15));
+    let closed = n(&report, &["errors", "closed"]);
+    assert!(closed > 0.0, "{}", report["errors"]);
+    assert_eq!(n(&report, &["errors_total"]), closed, "{}", report["errors"]);
+    assert_eq!(n(&report, &["messages"]) + closed, 1000.0);
+    assert!(n(&report, &["connect_us", "count"]) >= 20.0, "{}", report["connect_us"]);
+    // Every echo counted was received; the messages lost were in flight when the server
+    // stopped reading.
+    assert!(received.load(Ordering::SeqCst) as f64 >= n(&report, &["messages"]));
+
+    // Not a WebSocket endpoint: a 200 to the upgrade.
+    let plain = TestServer::start(Duration::ZERO, None, None);
+    let out = run(&[&plain.url("ws"), "-n", "10"], Duration::from_secs(15));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("handshake refused"), "{err}");
+    stop(server);
+}
+
+/// WebSocket flags without a WebSocket, and HTTP-only flags with one: refused in one line.
+#[test]
+fn websocket_flags_are_checked() {
+    let _turn = turn();
+    let cases: [&[&str]; 5] = [
+        &["http://127.0.0.1:1/", "--size", "100"],
+        &["http://127.0.0.1:1/", "--deflate"],
+        &["ws://127.0.0.1:1/", "-m", "4"],
+        &["ws://127.0.0.1:1/", "--body", "Cargo.toml"],
+        &["ws://127.0.0.1:1/", "--size", "1GiB"],
+    ];
+    for args in cases {
+        let out = run(args, Duration::from_secs(15));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}

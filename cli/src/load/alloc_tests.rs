@@ -1,5 +1,6 @@
 //! The load generator's hot path allocates nothing: one load thread (run on the test's own
-//! thread) sends 200 requests, then 2,200, and both runs allocate the same. A counting global
+//! thread) sends 200 requests (or WebSocket messages), then 2,200, and both runs allocate the
+//! same. A counting global
 //! allocator counts per thread, so the server's threads and other tests are not counted.
 #![allow(unsafe_code)]
 
@@ -105,6 +106,42 @@ fn a_request_allocates_nothing() {
         // timer wheel sometimes grows once, hence a slack of a few, far below one per
         // request.)
         assert!(many <= few + 4, "{flags:?}: {few} allocations for 200 requests, {many} for 2,200");
+    }
+    server.shutdown_now();
+    let _ = server.join();
+}
+
+async fn ws_echo(mut req: Request) -> Response {
+    use peregrine::IntoResponse;
+    use peregrine::websocket::{Message, WebSocketUpgrade};
+    match WebSocketUpgrade::from_request(&mut req) {
+        Ok(up) => up.on_upgrade(|mut ws| async move {
+            while let Some(Ok(msg)) = ws.recv().await {
+                if matches!(msg, Message::Text(_) | Message::Binary(_))
+                    && ws.send(msg).await.is_err()
+                {
+                    break;
+                }
+            }
+        }),
+        Err(refused) => refused.into_response(),
+    }
+}
+
+#[test]
+fn a_websocket_message_allocates_nothing() {
+    let server = Server::bind("127.0.0.1:0").workers(1).spawn(ws_echo).unwrap();
+    let url = format!("ws://{}/", server.local_addr());
+    let cases: [&[&str]; 4] = [
+        &["-c", "2"],
+        &["-c", "2", "--pipeline", "8", "--size", "16KiB"],
+        &["-c", "2", "--text", "--size", "1KiB"],
+        &["-c", "2", "--rate", "20000"],
+    ];
+    for flags in cases {
+        let few = allocations(&url, flags, 200);
+        let many = allocations(&url, flags, 2_200);
+        assert!(many <= few + 4, "{flags:?}: {few} allocations for 200 messages, {many} for 2,200");
     }
     server.shutdown_now();
     let _ = server.join();

@@ -7,7 +7,7 @@ use peregrine::Method;
 use peregrine::client::conn::Versions;
 use peregrine::http1::encode::{EncodeError, check_method, check_request_field};
 
-use crate::units::Dur;
+use crate::units::{Dur, Size};
 
 /// Arguments of `peregrine load`.
 #[derive(Debug, clap::Args)]
@@ -18,6 +18,8 @@ Examples:
   peregrine load http://127.0.0.1:8080/ --http2-prior-knowledge -c 16 -m 32
   peregrine load https://localhost:8443/ --insecure -n 100000   ALPN picks h2 or http/1.1
   peregrine load http://127.0.0.1:8080/ --rate 5000 -d 30s --json out.json
+  peregrine load ws://127.0.0.1:9002/ -c 100 --size 20          WebSocket echo, 20-byte messages
+  peregrine load ws://127.0.0.1:9002/ --size 1KiB --text --deflate --pipeline 4
 
 Closed loop (the default): each connection (or HTTP/2 stream) sends its next request as soon
 as the last one is answered. With --rate the load is an open loop: requests are scheduled at
@@ -32,7 +34,16 @@ byte to its response head. Requests in flight when the run stops are not counted
 counted per request lost, by kind: connect, tls, timeout, reset, protocol, closed, body,
 other. Exit status 2, with a one-line message, when the URL is bad or the first connection
 fails; 0 once the report is printed (Ctrl-C stops early and still reports). The JSON report
-is described field by field in docs/LOAD.md.")]
+is described field by field in docs/LOAD.md.
+
+WebSocket (a ws:// or wss:// URL, or --ws): each connection opens a WebSocket (HTTP/1.1
+Upgrade) and sends messages of --size bytes that the server must echo; latency is the round
+trip from a message's send to its echo, and each echo is compared with what was sent
+(a mismatch is an error). --pipeline is the messages in flight per connection (closed loop:
+the next goes when an echo arrives); --rate schedules messages as it does requests.
+Payloads: binary by default (pseudo-random bytes); --text sends JSON-like text (ASCII);
+--deflate offers permessage-deflate and sends the JSON-like payload (compressible). Errors add handshake (the server
+refused the upgrade) and mismatch (an echo that differs).")]
 pub struct LoadArgs {
     /// The URL to load: http://HOST[:PORT]/PATH (HTTP/1.1, or h2c with
     /// --http2-prior-knowledge) or https:// (ALPN chooses h2 or http/1.1).
@@ -119,6 +130,28 @@ pub struct LoadArgs {
     /// Accept any TLS certificate (self-signed, wrong name): no authentication of the server.
     #[arg(long)]
     pub insecure: bool,
+
+    /// Load a WebSocket echo server (implied by a ws:// or wss:// URL; http:// and https://
+    /// are then taken as ws:// and wss://).
+    #[arg(long)]
+    pub ws: bool,
+
+    /// WebSocket: payload bytes per message (e.g. 20, 1KiB, 16KiB).
+    #[arg(long, value_name = "BYTES", default_value_t = Size(20))]
+    pub size: Size,
+
+    /// WebSocket: send text messages (JSON-like ASCII) instead of binary ones.
+    #[arg(long, conflicts_with = "binary")]
+    pub text: bool,
+
+    /// WebSocket: send binary messages (the default).
+    #[arg(long)]
+    pub binary: bool,
+
+    /// WebSocket: offer permessage-deflate (RFC 7692) and send the JSON-like payload
+    /// (compressible), in binary messages unless --text.
+    #[arg(long)]
+    pub deflate: bool,
 }
 
 fn parse_rate(v: &str) -> Result<f64, String> {
@@ -160,9 +193,26 @@ pub enum Stop {
     Count(u64),
 }
 
+/// A WebSocket run's messages.
+#[derive(Debug)]
+pub struct WsPlan {
+    /// Payload bytes per message.
+    pub size: usize,
+    /// Text messages (else binary).
+    pub text: bool,
+    /// Offer permessage-deflate (and send compressible payloads).
+    pub deflate: bool,
+}
+
+/// The largest `--size`: the echo server's default message limit is tens of MiB; this keeps a
+/// run's payloads (16 variants per run) in memory.
+const MAX_WS_SIZE: u64 = 16 << 20;
+
 /// Everything a run needs, checked: what each connection sends and how.
 #[derive(Debug)]
 pub struct Plan {
+    /// A WebSocket run (`--ws` or a `ws://` URL).
+    pub ws: Option<WsPlan>,
     pub url: String,
     pub target: String,
     pub method: String,
@@ -183,7 +233,8 @@ pub struct Plan {
 
 impl LoadArgs {
     /// The plan the flags describe, or a one-line reason.
-    pub fn plan(self) -> Result<Plan, String> {
+    pub fn plan(mut self) -> Result<Plan, String> {
+        let ws = self.ws_plan()?;
         let (_, target) = peregrine::client::Origin::parse(&self.url)
             .map_err(|e| format!("{}: {}", self.url, one_line(&e.to_string())))?;
         let target = if target.is_empty() { "/".to_owned() } else { target.to_owned() };
@@ -221,6 +272,7 @@ impl LoadArgs {
             return Err("-d must be longer than 0".to_owned());
         }
         Ok(Plan {
+            ws,
             url: self.url,
             target,
             method,
@@ -238,6 +290,48 @@ impl LoadArgs {
             warmup: self.warmup.0,
             insecure: self.insecure,
         })
+    }
+}
+
+impl LoadArgs {
+    /// A WebSocket run's plan, `None` for HTTP; the URL becomes the `http`/`https` one its
+    /// origin is parsed from (`ws` is `http`'s scheme, `wss` is `https`'s: RFC 6455 §3), and
+    /// the flags that mean nothing to a WebSocket are refused.
+    fn ws_plan(&mut self) -> Result<Option<WsPlan>, String> {
+        let scheme = self.url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        let ws_url = matches!(scheme.as_deref(), Some("ws" | "wss"));
+        if !ws_url && !self.ws {
+            if self.text || self.binary || self.deflate || self.size != Size(20) {
+                return Err(
+                    "--size, --text, --binary and --deflate need --ws or a ws:// URL".to_owned()
+                );
+            }
+            return Ok(None);
+        }
+        if ws_url {
+            let (scheme, rest) = self.url.split_once("://").unwrap_or_default();
+            let http = if scheme.eq_ignore_ascii_case("wss") { "https" } else { "http" };
+            self.url = format!("{http}://{rest}");
+        }
+        let refused = [
+            (
+                self.streams > 1,
+                "-m (a WebSocket runs over HTTP/1.1; --pipeline sets the messages in flight)",
+            ),
+            (
+                self.http2 || self.http2_prior_knowledge,
+                "--http2 (WebSockets are opened over HTTP/1.1)",
+            ),
+            (self.method.is_some(), "-X (the opening handshake is a GET)"),
+            (self.body.is_some(), "--body (--size sets the messages)"),
+        ];
+        if let Some((_, flag)) = refused.iter().find(|(on, _)| *on) {
+            return Err(format!("{flag} does not apply to a WebSocket run"));
+        }
+        if self.size.0 > MAX_WS_SIZE {
+            return Err(format!("--size is at most {}", Size(MAX_WS_SIZE)));
+        }
+        Ok(Some(WsPlan { size: self.size.0 as usize, text: self.text, deflate: self.deflate }))
     }
 }
 

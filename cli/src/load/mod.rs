@@ -1,8 +1,9 @@
 //! `peregrine load`: an HTTP/1.1 and HTTP/2 load generator on the client's one-connection API,
-//! thread per core (each thread a current-thread runtime with its share of the connections).
+//! and a WebSocket echo load generator on the client's WebSockets (`--ws`), thread per core
+//! (each thread a current-thread runtime with its share of the connections).
 //!
-//! The run: check the flags, open one connection (a bad URL, an unreachable host or a TLS
-//! failure ends the command here, with one line and status 2), start the threads, show the
+//! The run: check the flags, open one connection (a bad URL, an unreachable host, a TLS
+//! failure or a refused WebSocket handshake ends the command here, with one line and status 2), start the threads, show the
 //! progress, stop at the deadline, the count or Ctrl-C, merge the threads' figures, report.
 
 #[cfg(test)]
@@ -11,6 +12,7 @@ mod args;
 mod report;
 mod stats;
 mod worker;
+mod ws;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -57,22 +59,20 @@ pub fn run(args: LoadArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start a runtime: {e}")),
     };
-    // One connection first: the URL, the host and TLS are checked before any load, and the
-    // request is encoded once (a field HTTP/2 refuses, say), then dropped unsent.
-    let mut probe = match rt.block_on(Connection::connect(&plan.url, &config)) {
-        Ok(conn) => conn,
-        Err(e) => return fail(&format!("{}: {e}", plan.url)),
-    };
-    let fields: Vec<(&str, &[u8])> =
-        plan.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
-    if let Err(e) = probe.send_request(&plan.method, &plan.target, &fields, &plan.body) {
-        return fail(&format!("{}: {e}", plan.url));
-    }
-    let protocol = probe.protocol();
-    drop((fields, probe));
-    let protocol = match protocol {
-        Protocol::Http1 => "HTTP/1.1",
-        Protocol::Http2 => "HTTP/2",
+    let (protocol, ws) = match &plan.ws {
+        // One WebSocket first: the URL, the host, TLS and the handshake are checked before
+        // any load.
+        Some(ws) => match rt.block_on(ws::probe(&plan, ws, &config)) {
+            Ok(deflate) => {
+                let meta = report::WsMeta { size: ws.size, text: ws.text, deflate };
+                ("WebSocket", Some(meta))
+            }
+            Err(e) => return fail(&format!("{}: {e}", args_url(&plan))),
+        },
+        None => match probe(&rt, &plan, &config) {
+            Ok(protocol) => (protocol, None),
+            Err(e) => return fail(&e),
+        },
     };
     let shared = Arc::new(Shared { plan, config });
     let plan = &shared.plan;
@@ -128,9 +128,11 @@ pub fn run(args: LoadArgs) -> ExitCode {
         (Some(f), Some(t)) => t.saturating_duration_since(f).as_secs_f64(),
         _ => 0.0,
     };
+    let url = args_url(plan);
     let meta = report::Meta {
-        url: &plan.url,
+        url: &url,
         protocol,
+        ws,
         connections: plan.connections,
         threads: plan.threads,
         streams: plan.streams,
@@ -163,6 +165,37 @@ pub fn run(args: LoadArgs) -> ExitCode {
         return fail(&format!("cannot write the report to stdout: {e}"));
     }
     ExitCode::SUCCESS
+}
+
+/// One connection first: the URL, the host and TLS are checked before any load, and the
+/// request is encoded once (a field HTTP/2 refuses, say), then dropped unsent. Returns the
+/// protocol it speaks.
+fn probe(
+    rt: &tokio::runtime::Runtime,
+    plan: &args::Plan,
+    config: &Config,
+) -> Result<&'static str, String> {
+    let mut probe = rt
+        .block_on(Connection::connect(&plan.url, config))
+        .map_err(|e| format!("{}: {e}", plan.url))?;
+    let fields: Vec<(&str, &[u8])> =
+        plan.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
+    probe
+        .send_request(&plan.method, &plan.target, &fields, &plan.body)
+        .map_err(|e| format!("{}: {e}", plan.url))?;
+    Ok(match probe.protocol() {
+        Protocol::Http1 => "HTTP/1.1",
+        Protocol::Http2 => "HTTP/2",
+    })
+}
+
+/// The URL as the report shows it: a WebSocket's with its `ws`/`wss` scheme.
+fn args_url(plan: &args::Plan) -> String {
+    match (&plan.ws, plan.url.split_once("://")) {
+        (Some(_), Some(("https", rest))) => format!("wss://{rest}"),
+        (Some(_), Some((_, rest))) => format!("ws://{rest}"),
+        _ => plan.url.clone(),
+    }
 }
 
 /// Waits for the threads to finish, drawing the progress line and turning Ctrl-C into a stop;
@@ -198,14 +231,16 @@ async fn watch(
                     let rate = (done - last_done.min(done)) as f64
                         / now.duration_since(last_at).as_secs_f64().max(1e-9);
                     (last_at, last_done) = (now, done);
+                    let (what, per) =
+                        if plan.ws.is_some() { ("messages", "msg/s") } else { ("requests", "req/s") };
                     let total = match plan.stop {
                         Stop::After(d) => format!("{:.0}s", (d + plan.warmup).as_secs_f64()),
-                        Stop::Count(n) => format!("{n} requests"),
+                        Stop::Count(n) => format!("{n} {what}"),
                     };
                     let mut err = std::io::stderr().lock();
                     let _ = write!(
                         err,
-                        "\r\x1b[2K  {:.1}s / {total}   {rate:.0} req/s   {done} done   {errors} errors",
+                        "\r\x1b[2K  {:.1}s / {total}   {rate:.0} {per}   {done} done   {errors} errors",
                         started.elapsed().as_secs_f64()
                     );
                     let _ = err.flush();

@@ -7,10 +7,20 @@ use serde_json::{Value, json};
 
 use super::stats::{ErrorKind, Stats};
 
+/// A WebSocket run's messages.
+pub struct WsMeta {
+    pub size: usize,
+    pub text: bool,
+    /// permessage-deflate agreed (by the first WebSocket opened).
+    pub deflate: bool,
+}
+
 /// What the run was, beside its figures.
 pub struct Meta<'a> {
     pub url: &'a str,
     pub protocol: &'static str,
+    /// A WebSocket run.
+    pub ws: Option<WsMeta>,
     pub connections: u32,
     pub threads: u16,
     pub streams: u32,
@@ -87,8 +97,50 @@ fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
     out
 }
 
+fn errors_json(kinds: &[ErrorKind], s: &Stats) -> serde_json::Map<String, Value> {
+    kinds.iter().map(|k| (k.name().to_owned(), json!(s.errors[*k as usize]))).collect()
+}
+
+/// A WebSocket run's figures as JSON.
+fn ws_json(meta: &Meta<'_>, ws: &WsMeta, s: &Stats) -> Value {
+    let mut connect = summary(&s.connect);
+    connect["count"] = json!(s.connect.len());
+    let histogram: Vec<Value> =
+        buckets(&s.latency).iter().map(|(le, n)| json!({"le_us": le, "count": n})).collect();
+    json!({
+        "url": meta.url,
+        "protocol": meta.protocol,
+        "mode": if meta.rate.is_some() { "open" } else { "closed" },
+        "rate": meta.rate,
+        "connections": meta.connections,
+        "threads": meta.threads,
+        "in_flight": meta.pipeline,
+        "message_size": ws.size,
+        "message_type": if ws.text { "text" } else { "binary" },
+        "deflate": ws.deflate,
+        "duration_s": (meta.duration_s * 1e6).round() / 1e6,
+        "interrupted": meta.interrupted,
+        "messages": s.requests(),
+        "sent": s.sent,
+        "msg_per_s": (per_second(s.requests() as f64, meta.duration_s) * 10.0).round() / 10.0,
+        "bytes": s.bytes,
+        "bytes_per_s": per_second(s.bytes as f64, meta.duration_s).round(),
+        "wire_bytes_sent": s.wire_sent,
+        "wire_bytes_received": s.wire_received,
+        "latency_us": summary(&s.latency),
+        "connect_us": connect,
+        "errors": errors_json(&ErrorKind::WS, s),
+        "errors_total": s.error_total(),
+        "late": s.late,
+        "histogram_us": histogram,
+    })
+}
+
 /// The complete figures as JSON.
 pub fn json(meta: &Meta<'_>, s: &Stats) -> Value {
+    if let Some(ws) = &meta.ws {
+        return ws_json(meta, ws, s);
+    }
     let status: serde_json::Map<String, Value> = s
         .status
         .iter()
@@ -96,10 +148,7 @@ pub fn json(meta: &Meta<'_>, s: &Stats) -> Value {
         .filter(|(_, n)| **n > 0)
         .map(|(code, n)| (code.to_string(), json!(n)))
         .collect();
-    let errors: serde_json::Map<String, Value> = ErrorKind::ALL
-        .iter()
-        .map(|k| (k.name().to_owned(), json!(s.errors[*k as usize])))
-        .collect();
+    let errors = errors_json(&ErrorKind::HTTP, s);
     let mut connect = summary(&s.connect);
     connect["count"] = json!(s.connect.len());
     let histogram: Vec<Value> =
@@ -138,14 +187,29 @@ pub fn text(meta: &Meta<'_>, s: &Stats) -> String {
         Some(r) => format!("open loop at {r} req/s"),
         None => "closed loop".to_owned(),
     };
-    let per_conn = match (meta.protocol, meta.streams, meta.pipeline) {
-        ("HTTP/2", m, _) if m > 1 => format!(" x {m} streams"),
-        ("HTTP/1.1", _, p) if p > 1 => format!(", pipeline {p}"),
+    let per_conn = match (&meta.ws, meta.protocol, meta.streams, meta.pipeline) {
+        (Some(_), _, _, p) if p > 1 => format!(" x {p} messages in flight"),
+        (Some(_), _, _, _) => String::new(),
+        (None, "HTTP/2", m, _) if m > 1 => format!(" x {m} streams"),
+        (None, "HTTP/1.1", _, p) if p > 1 => format!(", pipeline {p}"),
         _ => String::new(),
+    };
+    let (what, per, bytes_of) = match meta.ws {
+        Some(_) => ("messages", "msg/s", "echoed payloads"),
+        None => ("requests", "req/s", "response bodies"),
+    };
+    let messages = match &meta.ws {
+        Some(ws) => format!(
+            ", {}-byte {} messages{}",
+            ws.size,
+            if ws.text { "text" } else { "binary" },
+            if ws.deflate { ", permessage-deflate" } else { "" },
+        ),
+        None => String::new(),
     };
     let _ = writeln!(
         o,
-        "{} — {}, {} connections{per_conn}, {} threads, {mode}{}",
+        "{} — {}, {} connections{per_conn}, {} threads, {mode}{messages}{}",
         meta.url,
         meta.protocol,
         meta.connections,
@@ -155,11 +219,20 @@ pub fn text(meta: &Meta<'_>, s: &Stats) -> String {
     let d = meta.duration_s;
     let _ = writeln!(
         o,
-        "  requests  {} in {d:.2}s, {:.1} req/s, {}/s (response bodies)",
+        "  {what:<9} {} in {d:.2}s, {:.1} {per}, {}/s ({bytes_of})",
         s.requests(),
         per_second(s.requests() as f64, d),
         human_bytes(per_second(s.bytes as f64, d)),
     );
+    if meta.ws.is_some() && s.requests() > 0 {
+        let per = |b: u64| b as f64 / s.requests() as f64;
+        let _ = writeln!(
+            o,
+            "  wire      {:.1} B sent, {:.1} B received per message (frames, as compressed)",
+            per(s.wire_sent),
+            per(s.wire_received),
+        );
+    }
     let _ = writeln!(
         o,
         "  {:<9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -182,16 +255,19 @@ pub fn text(meta: &Meta<'_>, s: &Stats) -> String {
             human(h.max() as f64)
         );
     }
-    let codes: Vec<String> = s
-        .status
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(code, n)| format!("{code}: {n}"))
-        .collect();
-    let codes = if codes.is_empty() { "none".to_owned() } else { codes.join(", ") };
-    let _ = writeln!(o, "  status    {codes}");
-    let errors: Vec<String> = ErrorKind::ALL
+    if meta.ws.is_none() {
+        let codes: Vec<String> = s
+            .status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| format!("{code}: {n}"))
+            .collect();
+        let codes = if codes.is_empty() { "none".to_owned() } else { codes.join(", ") };
+        let _ = writeln!(o, "  status    {codes}");
+    }
+    let kinds: &[ErrorKind] = if meta.ws.is_some() { &ErrorKind::WS } else { &ErrorKind::HTTP };
+    let errors: Vec<String> = kinds
         .iter()
         .filter(|k| s.errors[**k as usize] > 0)
         .map(|k| format!("{}: {}", k.name(), s.errors[*k as usize]))
@@ -201,7 +277,7 @@ pub fn text(meta: &Meta<'_>, s: &Stats) -> String {
     if meta.rate.is_some() {
         let _ = writeln!(
             o,
-            "  late      {} of {} requests (their connection was busy when they were due)",
+            "  late      {} of {} {what} (their connection was busy when they were due)",
             s.late, s.sent
         );
     }
@@ -254,6 +330,7 @@ mod tests {
         let meta = Meta {
             url: "http://x/",
             protocol: "HTTP/1.1",
+            ws: None,
             connections: 1,
             threads: 1,
             streams: 1,
@@ -275,5 +352,69 @@ mod tests {
         assert_eq!(v["status"]["200"], 1);
         assert_eq!(v["req_per_s"], 0.5);
         assert_eq!(v["errors"]["timeout"], 0);
+        assert!(v["errors"].get("mismatch").is_none());
+    }
+
+    #[test]
+    fn websocket_json_has_the_documented_keys() {
+        let meta = Meta {
+            url: "ws://x/",
+            protocol: "WebSocket",
+            ws: Some(WsMeta { size: 20, text: false, deflate: false }),
+            connections: 1,
+            threads: 1,
+            streams: 1,
+            pipeline: 4,
+            rate: None,
+            duration_s: 2.0,
+            interrupted: false,
+        };
+        let mut s = Stats::new();
+        s.latency.record(100).unwrap();
+        s.bytes = 20;
+        s.error(ErrorKind::Mismatch, 2);
+        let v = json(&meta, &s);
+        let keys = [
+            "url",
+            "protocol",
+            "mode",
+            "rate",
+            "connections",
+            "threads",
+            "in_flight",
+            "message_size",
+            "message_type",
+            "deflate",
+            "duration_s",
+            "interrupted",
+            "messages",
+            "sent",
+            "msg_per_s",
+            "bytes",
+            "bytes_per_s",
+            "wire_bytes_sent",
+            "wire_bytes_received",
+            "latency_us",
+            "connect_us",
+            "errors",
+            "errors_total",
+            "late",
+            "histogram_us",
+        ];
+        for key in keys {
+            assert!(v.get(key).is_some(), "{key}");
+        }
+        assert_eq!(v.as_object().unwrap().len(), keys.len());
+        assert_eq!((v["messages"].as_u64(), v["msg_per_s"].as_f64()), (Some(1), Some(0.5)));
+        assert_eq!(
+            (v["in_flight"].as_u64(), v["message_type"].as_str()),
+            (Some(4), Some("binary"))
+        );
+        for kind in ErrorKind::WS {
+            assert!(v["errors"].get(kind.name()).is_some(), "{}", kind.name());
+        }
+        assert_eq!(v["errors"]["mismatch"], 2);
+        assert_eq!(v["errors"].as_object().unwrap().len(), ErrorKind::WS.len());
+        assert!(text(&meta, &s).contains("20-byte binary messages"));
     }
 }

@@ -22,10 +22,28 @@ pub enum ErrorKind {
     Closed,
     Body,
     Other,
+    /// WebSocket: the server did not accept the opening handshake.
+    Handshake,
+    /// WebSocket: an echo that differs from the message sent.
+    Mismatch,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::Connect,
+        ErrorKind::Tls,
+        ErrorKind::Timeout,
+        ErrorKind::Reset,
+        ErrorKind::Protocol,
+        ErrorKind::Closed,
+        ErrorKind::Body,
+        ErrorKind::Other,
+        ErrorKind::Handshake,
+        ErrorKind::Mismatch,
+    ];
+
+    /// The kinds an HTTP run reports, in order.
+    pub const HTTP: [ErrorKind; 8] = [
         ErrorKind::Connect,
         ErrorKind::Tls,
         ErrorKind::Timeout,
@@ -35,6 +53,39 @@ impl ErrorKind {
         ErrorKind::Body,
         ErrorKind::Other,
     ];
+
+    /// The kinds a WebSocket run reports, in order.
+    pub const WS: [ErrorKind; 8] = [
+        ErrorKind::Connect,
+        ErrorKind::Tls,
+        ErrorKind::Timeout,
+        ErrorKind::Handshake,
+        ErrorKind::Protocol,
+        ErrorKind::Closed,
+        ErrorKind::Mismatch,
+        ErrorKind::Other,
+    ];
+
+    /// The kind of a failed WebSocket opening: as [`ErrorKind::of`], but a response that does
+    /// not accept the handshake (a protocol error of the client) is `handshake`.
+    pub fn of_handshake(e: &Error) -> ErrorKind {
+        match ErrorKind::of(e) {
+            ErrorKind::Protocol => ErrorKind::Handshake,
+            kind => kind,
+        }
+    }
+
+    /// The kind of an open WebSocket's failure: the transport's errors are the connection
+    /// closed under it.
+    pub fn of_ws(e: &peregrine::websocket::Error) -> ErrorKind {
+        use peregrine::websocket::Error as E;
+        match e {
+            E::Protocol(_) => ErrorKind::Protocol,
+            E::TimedOut => ErrorKind::Timeout,
+            E::Closed | E::Abnormal | E::Io(_) => ErrorKind::Closed,
+            _ => ErrorKind::Other,
+        }
+    }
 
     /// The kind of a client error (timeouts first: a connect timeout is a timeout).
     pub fn of(e: &Error) -> ErrorKind {
@@ -68,6 +119,8 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::Body => "body",
             ErrorKind::Other => "other",
+            ErrorKind::Handshake => "handshake",
+            ErrorKind::Mismatch => "mismatch",
         }
     }
 }
@@ -98,6 +151,9 @@ pub struct Stats {
     pub sent: u64,
     /// Connections opened (and failed attempts, in errors).
     pub connects: u64,
+    /// WebSocket: octets of frames sent and received while recording (after compression).
+    pub wire_sent: u64,
+    pub wire_received: u64,
 }
 
 impl Stats {
@@ -112,6 +168,8 @@ impl Stats {
             late: 0,
             sent: 0,
             connects: 0,
+            wire_sent: 0,
+            wire_received: 0,
         }
     }
 
@@ -143,6 +201,8 @@ impl Stats {
         self.late += other.late;
         self.sent += other.sent;
         self.connects += other.connects;
+        self.wire_sent += other.wire_sent;
+        self.wire_received += other.wire_received;
     }
 }
 

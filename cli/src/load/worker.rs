@@ -21,13 +21,14 @@ use tokio::time::{Instant, sleep, sleep_until};
 
 use super::args::{Plan, Stop};
 use super::stats::{ErrorKind, Live, Stats, micros};
+use super::ws::{self, Kit};
 
 /// How late a timer may wake without the delay being charged to the server (tokio's timer
 /// has a 1 ms granularity).
-const TIMER_SLACK: Duration = Duration::from_millis(2);
+pub(super) const TIMER_SLACK: Duration = Duration::from_millis(2);
 
 /// Pause after a failed connect before the next attempt.
-const RECONNECT_PAUSE: Duration = Duration::from_millis(10);
+pub(super) const RECONNECT_PAUSE: Duration = Duration::from_millis(10);
 
 /// What every thread shares.
 pub struct Shared {
@@ -56,16 +57,16 @@ pub struct Outcome {
 }
 
 /// The state a thread's connection tasks share (one thread: `Rc`, `Cell`, `RefCell`).
-struct Thread {
-    shared: Arc<Shared>,
-    stats: RefCell<Stats>,
-    live: Arc<Live>,
+pub(super) struct Thread {
+    pub(super) shared: Arc<Shared>,
+    pub(super) stats: RefCell<Stats>,
+    pub(super) live: Arc<Live>,
     budget: Cell<Option<u64>>,
 }
 
 impl Thread {
     /// Takes one request from the count budget; false when it is spent.
-    fn take(&self) -> bool {
+    pub(super) fn take(&self) -> bool {
         match self.budget.get() {
             None => true,
             Some(0) => false,
@@ -76,11 +77,11 @@ impl Thread {
         }
     }
 
-    fn spent(&self) -> bool {
+    pub(super) fn spent(&self) -> bool {
         self.budget.get() == Some(0)
     }
 
-    fn error(&self, kind: ErrorKind, n: u64) {
+    pub(super) fn error(&self, kind: ErrorKind, n: u64) {
         self.stats.borrow_mut().error(kind, n);
         Live::bump(&self.live.errors, n);
     }
@@ -119,10 +120,14 @@ pub fn run(shared: Arc<Shared>, mut job: Job) -> Result<Outcome, String> {
         live: job.live.clone(),
         budget: Cell::new(job.budget),
     });
+    let kit = shared.plan.ws.as_ref().map(|ws| Rc::new(Kit::new(&shared.plan, ws, &shared.config)));
     let (measure_from, ended) = local.block_on(&rt, async {
         let mut conns = Vec::with_capacity(job.conns as usize);
         for _ in 0..job.conns {
-            conns.push(thread.connect().await);
+            conns.push(match &kit {
+                Some(kit) => Opened::Ws(kit.connect(&thread).await),
+                None => Opened::Http(thread.connect().await),
+            });
         }
         // Every thread starts loading at once.
         job.start.wait();
@@ -131,13 +136,21 @@ pub fn run(shared: Arc<Shared>, mut job: Job) -> Result<Outcome, String> {
         let mut tasks = Vec::with_capacity(conns.len());
         for (i, conn) in conns.into_iter().enumerate() {
             let index = job.first + i as u32;
-            tasks.push(tokio::task::spawn_local(drive(
-                thread.clone(),
-                conn,
-                index,
-                t0,
-                measure_from,
-            )));
+            let thread = thread.clone();
+            tasks.push(match (conn, &kit) {
+                (Opened::Ws(ws), Some(kit)) => tokio::task::spawn_local(ws::drive(
+                    thread,
+                    kit.clone(),
+                    ws,
+                    index,
+                    t0,
+                    measure_from,
+                )),
+                (Opened::Http(conn), _) => {
+                    tokio::task::spawn_local(drive(thread, conn, index, t0, measure_from))
+                }
+                (Opened::Ws(_), None) => continue,
+            });
         }
         let deadline = match shared.plan.stop {
             Stop::After(d) => Some(measure_from + d),
@@ -164,11 +177,18 @@ pub fn run(shared: Arc<Shared>, mut job: Job) -> Result<Outcome, String> {
     });
     // The tasks (and their requests in flight) end with the set.
     drop(local);
+    drop(kit);
     let stats = Rc::try_unwrap(thread)
         .map_err(|_| "a connection task outlived its thread".to_owned())?
         .stats
         .into_inner();
     Ok(Outcome { stats, measure_from, ended: ended.max(measure_from) })
+}
+
+/// A connection opened before the start line.
+enum Opened {
+    Http(Option<Connection>),
+    Ws(Option<peregrine::websocket::WebSocket>),
 }
 
 /// The time, read from the clock at the first ask and kept for the rest of one round of sends
