@@ -337,6 +337,26 @@ impl Conn {
         None
     }
 
+    /// The frame being received, if one is under way: its payload length and the octets of it
+    /// still to come. A driver sizes its next read with it (room for the rest of the frame: a
+    /// large frame is read whole rather than piece by piece).
+    pub fn frame_in_progress(&self) -> Option<(u64, u64)> {
+        self.frame.map(|f| (f.len, f.len - f.done))
+    }
+
+    /// Whether the time passed to [`Conn::recv`], [`Conn::poll_timeout`] and
+    /// [`Conn::handle_timeout`] matters now: a keep-alive or idle timer is configured, or our
+    /// Close waits for its answer. When it does not, a driver may pass any earlier instant
+    /// instead of reading the clock (about 25 ns a read).
+    pub fn uses_time(&self) -> bool {
+        let l = &self.config.limits;
+        match self.state {
+            State::Open => l.ping_interval.is_some() || l.idle_timeout.is_some(),
+            State::CloseSent => true,
+            State::Closed => false,
+        }
+    }
+
     /// Octets queued for [`Conn::poll_transmit`]: the driver's backpressure signal.
     pub fn buffered(&self) -> usize {
         let header = if self.role == Role::Client { 6 } else { 2 };

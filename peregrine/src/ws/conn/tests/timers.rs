@@ -133,3 +133,41 @@ fn control_frames_go_between_messages_and_buffers_shrink() {
     assert_eq!(conn.out.capacity(), 0);
     assert_eq!(conn.buf.capacity(), 0);
 }
+
+/// `uses_time`: the clock matters only with a timer configured or our Close awaiting its
+/// answer; a driver may skip the clock read otherwise.
+#[test]
+fn time_is_used_only_by_timers_and_the_closing_handshake() {
+    let t0 = Instant::now();
+    let mut plain = server(Limits::default(), t0);
+    assert!(!plain.uses_time());
+    plain.close(CloseCode::NORMAL, "").unwrap();
+    assert!(plain.uses_time());
+    let idle = Limits { idle_timeout: Some(Duration::from_secs(1)), ..Limits::default() };
+    assert!(server(idle, t0).uses_time());
+    let ping = Limits { ping_interval: Some(Duration::from_secs(1)), ..Limits::default() };
+    assert!(server(ping, t0).uses_time());
+}
+
+/// `frame_in_progress`: a frame's length and the octets of it still to come, in whichever
+/// pieces it arrives; `None` between frames.
+#[test]
+fn a_frame_under_way_says_what_is_left() {
+    let t0 = Instant::now();
+    let mut conn = server(Limits::default(), t0);
+    assert_eq!(conn.frame_in_progress(), None);
+    let payload = vec![b'x'; 1000];
+    let wire = c(2, true, &payload);
+    let header = wire.len() - 1000;
+    let mut input = BytesMut::from(&wire[..header + 100]);
+    assert_eq!(conn.recv(&mut input, t0), None);
+    assert_eq!(conn.frame_in_progress(), Some((1000, 900)));
+    input.extend_from_slice(&wire[header + 100..header + 400]);
+    assert_eq!(conn.recv(&mut input, t0), None);
+    assert_eq!(conn.frame_in_progress(), Some((1000, 600)));
+    input.extend_from_slice(&wire[header + 400..]);
+    assert_eq!(conn.recv(&mut input, t0), Some(Event::Binary(payload.into())));
+    assert_eq!(conn.frame_in_progress(), None);
+    // Nothing more: an empty input gives nothing.
+    assert_eq!(conn.recv(&mut input, t0), None);
+}
