@@ -27,7 +27,7 @@ use super::ops::Ops;
 use super::proxy::ProxyProtocol;
 use super::shutdown::ShutdownSignal;
 use crate::http1::{self, LastHead};
-use crate::websocket::Drain;
+use crate::websocket::{BufferPool, Drain};
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
 /// peak of at least this many.
@@ -55,6 +55,25 @@ impl Load {
             open: AtomicUsize::new(0),
             workers: (0..workers).map(|_| Default::default()).collect(),
         }
+    }
+}
+
+/// A WebSocket session's read buffer comes from the worker's pool while it is busy.
+impl BufferPool for Worker {
+    fn hold(&self) -> bool {
+        self.buffers.hold()
+    }
+
+    fn unhold(&self) {
+        self.buffers.unhold();
+    }
+
+    fn take(&self) -> bytes::BytesMut {
+        self.buffers.take()
+    }
+
+    fn put(&self, buf: bytes::BytesMut) {
+        self.buffers.put(buf);
     }
 }
 
@@ -174,7 +193,10 @@ impl Worker {
     /// HTTP (an upgraded connection); `None` for a worker made without the signals (tests).
     pub(crate) fn drain_signal(&self) -> Option<Drain> {
         let shutdown = self.shutdown.clone()?;
-        Some(Box::pin(async move { shutdown.drain.wait().await }))
+        let flag = shutdown.clone();
+        Some(Drain::new(Box::pin(async move { shutdown.drain.wait().await }), move || {
+            flag.drain.is_set()
+        }))
     }
 
     /// The drain begins: from now on every HTTP/1.1 response says `Connection: close` (its

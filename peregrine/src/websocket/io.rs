@@ -4,7 +4,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -12,9 +14,61 @@ use bytes::BytesMut;
 use crate::body::{Body, BodySender};
 use crate::net::{Transport, WriteStall};
 
-/// A future that completes when the server begins to drain: the session then says goodbye
-/// (1001, RFC 6455 §7.4.1).
-pub(crate) type Drain = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// The server's drain as a session sees it: ready when the drain begins, the session then says
+/// goodbye (1001, RFC 6455 §7.4.1).
+///
+/// Polling the wait itself (a `Notify` registration) costs ~240 instructions, and a session
+/// waits once per message; so it is polled when the task's waker changes (the first wait, a
+/// session moved to another task) and otherwise only once the flag says the drain began.
+pub(crate) struct Drain {
+    wait: Pin<Box<dyn Future<Output = ()> + Send>>,
+    begun: Box<dyn Fn() -> bool + Send>,
+    /// The waker `wait` is registered with.
+    waker: Option<Waker>,
+}
+
+impl Drain {
+    /// `wait` completes when the drain begins; `begun` says whether it has (a load).
+    pub(crate) fn new(
+        wait: Pin<Box<dyn Future<Output = ()> + Send>>,
+        begun: impl Fn() -> bool + Send + 'static,
+    ) -> Drain {
+        Drain { wait, begun: Box::new(begun), waker: None }
+    }
+
+    /// `Ready` once the drain has begun; otherwise the task is woken when it does.
+    #[inline]
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let registered = self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+        if registered && !(self.begun)() {
+            return Poll::Pending;
+        }
+        // tokio's coop budget may make a poll return early without registering the waker.
+        let budget = tokio::task::coop::has_budget_remaining();
+        match self.wait.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(()),
+            Poll::Pending => {
+                self.waker = budget.then(|| cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// A worker's pool of read buffers, lent to the sessions it runs: an idle WebSocket gives its
+/// (empty) read buffer back while it waits, so thousands of idle ones hold none
+/// (`server::buffers`, the HTTP/1.1 connections' pool).
+pub(crate) trait BufferPool {
+    /// Lets one more session keep its buffer while idle (a few per worker do, sparing them
+    /// the hand-back per message); false when that many already do.
+    fn hold(&self) -> bool;
+    /// Ends a [`BufferPool::hold`].
+    fn unhold(&self);
+    /// An empty buffer.
+    fn take(&self) -> BytesMut;
+    /// Returns an empty buffer (dropped when still shared or too large).
+    fn put(&self, buf: BytesMut);
+}
 
 /// What a driver gives the session after the upgrade.
 pub(crate) struct Handoff {
@@ -26,6 +80,8 @@ pub(crate) struct Handoff {
     pub(crate) drain: Option<Drain>,
     /// How long a write may stall before the connection is given up.
     pub(crate) write_timeout: Duration,
+    /// The worker's buffer pool (HTTP/1.1), for the session's read buffer while idle.
+    pub(crate) buffers: Option<Rc<dyn BufferPool>>,
 }
 
 /// A session's future, run by the driver (on the connection's task over HTTP/1.1, as a task

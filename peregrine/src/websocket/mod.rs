@@ -41,7 +41,7 @@ mod socket;
 mod text;
 mod upgrade;
 
-pub(crate) use io::{Drain, Handoff, OnUpgrade};
+pub(crate) use io::{BufferPool, Drain, Handoff, OnUpgrade};
 pub use message::{CloseFrame, Message};
 pub use socket::{Error, WebSocket};
 pub use text::Utf8Bytes;

@@ -3,12 +3,13 @@
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
+use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
-use super::io::{Drain, Io};
+use super::io::{BufferPool, Drain, Io};
 use super::message::{CloseFrame, Message};
 use super::text::Utf8Bytes;
 use crate::body::{Body, BodySender};
@@ -21,6 +22,9 @@ const HIGH_WATER: usize = 256 * 1024;
 
 /// Read at least this much room at a time.
 const MIN_READ: usize = 4 * 1024;
+
+/// The most room made for one read: a frame larger than this is read in pieces of this size.
+const MAX_READ: usize = 64 * 1024 + 14;
 
 /// How long a client waits for the server to close the TCP connection after the closing
 /// handshake (RFC 6455 §7.1.1: the server closes first).
@@ -135,6 +139,25 @@ pub struct WebSocket {
     /// Octets of frames read and written so far.
     read_bytes: u64,
     written_bytes: u64,
+    /// The room to make before a read when no frame is under way: the size of the largest
+    /// frame lately read in pieces (at least [`MIN_READ`], at most [`MAX_READ`]), so that the
+    /// next such frame is read whole, without the copy a buffer's regrowth makes of a part.
+    read_room: usize,
+    /// An instant passed to the connection when its time does not matter
+    /// ([`Conn::uses_time`]): no clock read per message without timers.
+    epoch: Instant,
+    /// The worker's pool that lends the read buffer while the connection is busy.
+    buffers: Option<Rc<dyn BufferPool>>,
+    /// This connection keeps its read buffer while idle ([`BufferPool::hold`]).
+    held: bool,
+}
+
+impl Drop for WebSocket {
+    fn drop(&mut self) {
+        if let (Some(pool), true) = (&self.buffers, self.held) {
+            pool.unhold();
+        }
+    }
 }
 
 impl fmt::Debug for WebSocket {
@@ -193,7 +216,25 @@ impl WebSocket {
             failed: None,
             read_bytes: 0,
             written_bytes: 0,
+            read_room: MIN_READ,
+            epoch: Instant::now(),
+            buffers: None,
+            held: false,
         }
+    }
+
+    /// Borrows the read buffer from `buffers` while busy, unless this is one of the few
+    /// connections of the worker that keep theirs.
+    pub(crate) fn with_buffers(mut self, buffers: Option<Rc<dyn BufferPool>>) -> WebSocket {
+        self.held = buffers.as_ref().is_some_and(|pool| pool.hold());
+        self.buffers = buffers;
+        self
+    }
+
+    /// The time to pass to the connection: the clock only when the connection uses it.
+    #[inline]
+    fn now(&self) -> Instant {
+        if self.conn.uses_time() { Instant::now() } else { self.epoch }
     }
 
     /// Says goodbye (1001) when `drain` completes.
@@ -261,12 +302,18 @@ impl WebSocket {
             if self.finished {
                 return None;
             }
-            let now = Instant::now();
-            if let Some(event) = self.conn.recv(&mut self.input, now) {
-                match self.on_event(event).await {
+            let now = self.now();
+            match self.conn.recv(&mut self.input, now) {
+                // Messages go out at once, without `on_event`'s future (~80 instructions).
+                Some(Event::Binary(bytes)) => return Some(Ok(Message::Binary(bytes))),
+                Some(Event::Text(bytes)) => {
+                    return Some(Ok(Message::Text(Utf8Bytes::from_validated(bytes))));
+                }
+                Some(event) => match self.on_event(event).await {
                     Some(message) => return Some(message),
                     None => continue,
-                }
+                },
+                None => {}
             }
             if self.conn.is_closed() {
                 // Closed by a deadline or by our own Close answered: write the rest and end.
@@ -410,6 +457,9 @@ impl WebSocket {
 
     /// Writes what is queued without waiting for the peer, unless over the high-water mark.
     async fn write_some(&mut self) -> Result<(), Error> {
+        if self.output.is_empty() && self.conn.buffered() == 0 {
+            return Ok(());
+        }
         if matches!(self.io, Io::Http2 { .. }) {
             return self.flush_all().await;
         }
@@ -493,7 +543,7 @@ impl WebSocket {
     /// Waits for input, a deadline or the drain; reads what came.
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<Woke, Error>> {
         if let Some(drain) = &mut self.drain {
-            if drain.as_mut().poll(cx).is_ready() {
+            if drain.poll(cx).is_ready() {
                 self.drain = None;
                 return Poll::Ready(Ok(Woke::Drain));
             }
@@ -507,18 +557,37 @@ impl WebSocket {
                 return Poll::Ready(Err(e));
             }
         }
-        let now = Instant::now();
-        if let Some(deadline) = self.conn.poll_timeout(now) {
-            let deadline = tokio::time::Instant::from_std(deadline);
-            let timer = self.timer.get_or_insert_with(|| Timer::new(deadline));
-            if timer.poll_until(cx, deadline).is_ready() {
-                return Poll::Ready(Ok(Woke::Deadline));
+        if self.conn.uses_time() {
+            if let Some(deadline) = self.conn.poll_timeout(Instant::now()) {
+                let deadline = tokio::time::Instant::from_std(deadline);
+                let timer = self.timer.get_or_insert_with(|| Timer::new(deadline));
+                if timer.poll_until(cx, deadline).is_ready() {
+                    return Poll::Ready(Ok(Woke::Deadline));
+                }
             }
         }
         match &mut self.io {
             Io::Stream { transport, keep_ready, .. } => loop {
-                if self.input.capacity() - self.input.len() < MIN_READ {
-                    self.input.reserve(MIN_READ);
+                if self.input.capacity() == 0 {
+                    if let Some(pool) = &self.buffers {
+                        // The buffer went back to the pool while idle: take one when there is
+                        // something to read.
+                        ready!(transport.poll_read_ready(cx)).map_err(Error::Io)?;
+                        self.input = pool.take();
+                    }
+                }
+                // Room for the rest of a frame under way, or for the largest frame lately
+                // read in pieces: a frame is read whole where it can be.
+                let want = match self.conn.frame_in_progress() {
+                    Some((len, left)) => {
+                        let frame = (len as usize).saturating_add(14).min(MAX_READ);
+                        self.read_room = self.read_room.max(frame);
+                        (left as usize).clamp(MIN_READ, MAX_READ)
+                    }
+                    None => self.read_room,
+                };
+                if self.input.capacity() - self.input.len() < want {
+                    self.input.reserve(want);
                 }
                 let read = if *keep_ready {
                     transport.try_read_buf_keep_ready(&mut self.input)
@@ -532,6 +601,12 @@ impl WebSocket {
                         return Poll::Ready(Ok(Woke::Input));
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if let (Some(pool), false, true) =
+                            (&self.buffers, self.held, self.input.is_empty())
+                        {
+                            // Idle until the peer's next bytes: the buffer goes back.
+                            pool.put(std::mem::take(&mut self.input));
+                        }
                         ready!(transport.poll_read_ready(cx)).map_err(Error::Io)?;
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -228,6 +228,7 @@ impl WebSocketUpgrade {
             let ws = match (handoff.connection, h2) {
                 (Some((transport, input)), _) => {
                     WebSocket::over_stream(conn, transport, input, false, handoff.write_timeout)
+                        .with_buffers(handoff.buffers)
                 }
                 (None, Some((incoming, outgoing))) => {
                     WebSocket::over_http2(conn, incoming, outgoing, handoff.write_timeout)

@@ -553,6 +553,7 @@ impl<H: Handler> H1Conn<H> {
             connection: None,
             drain: self.worker.drain_signal(),
             write_timeout: self.worker.config.write_timeout,
+            buffers: Some(self.worker.clone()),
         };
         let H1Conn { io, admitted, .. } = self;
         let session = on_upgrade.start(Handoff { connection: Some((io, input)), ..handoff });

@@ -561,6 +561,8 @@ impl<H: Handler> H2Conn<H> {
                     connection: None,
                     drain: self.worker.drain_signal(),
                     write_timeout: self.worker.config.write_timeout,
+                    // The stream's DATA arrives in chunks of its own: no read buffer to lend.
+                    buffers: None,
                 };
                 tokio::task::spawn_local(upgrade.start(handoff));
             }
