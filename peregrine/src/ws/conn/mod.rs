@@ -217,8 +217,8 @@ pub struct Conn {
     pong: Option<Control>,
     /// A Ping to send.
     ping: Option<Control>,
-    /// Client: the masking keys.
-    masks: MaskKeys,
+    /// Client: the masking keys (boxed: a server has none, and its connection stays small).
+    masks: Option<Box<MaskKeys>>,
     #[cfg(feature = "ws-deflate")]
     deflate: Option<Box<Deflate>>,
     /// When bytes last arrived.
@@ -254,7 +254,8 @@ impl Conn {
     ///   the seed of its frames' masking keys (RFC 6455 §5.3). A server never masks: any
     ///   value.
     ///
-    /// Allocates nothing (with deflate: one small box).
+    /// Allocates nothing for a server (a client: one small box for its masking keys; with
+    /// deflate: one small box).
     pub fn new(
         role: Role,
         config: Arc<Config>,
@@ -299,7 +300,7 @@ impl Conn {
             out: Vec::new(),
             pong: None,
             ping: None,
-            masks: MaskKeys::new(mask_seed),
+            masks: (role == Role::Client).then(|| Box::new(MaskKeys::new(mask_seed))),
             #[cfg(feature = "ws-deflate")]
             deflate,
             last_recv: now,
@@ -378,7 +379,7 @@ impl Conn {
             std::mem::swap(dst, &mut self.out);
             return n;
         }
-        let mut masks = (self.role == Role::Client).then_some(&mut self.masks);
+        let mut masks = self.masks.as_deref_mut();
         if let Some(p) = self.pong.take() {
             send::write_frame(dst, masks.as_deref_mut(), Opcode::Pong, false, true, p.payload());
         }

@@ -1,7 +1,7 @@
 //! Sending: messages framed (fragmented, compressed, masked) into the output queue, control
 //! frames, and our Close (RFC 6455 §5.2-§5.5; RFC 7692 §6.1, §7.2.1).
 
-use super::{Conn, Control, Role, State};
+use super::{Conn, Control, State};
 use crate::ws::close::{CloseCode, ClosePayload, MAX_REASON};
 use crate::ws::error::SendError;
 use crate::ws::frame::{Header, MAX_HEADER, Opcode};
@@ -83,7 +83,7 @@ impl Conn {
     /// Appends our Close frame to the queue.
     pub(super) fn queue_close(&mut self, code: CloseCode, reason: &str) {
         let payload = ClosePayload::new(code, reason);
-        let masks = (self.role == Role::Client).then_some(&mut self.masks);
+        let masks = self.masks.as_deref_mut();
         write_frame(&mut self.out, masks, Opcode::Close, false, true, payload.as_bytes());
     }
 
@@ -92,7 +92,7 @@ impl Conn {
             return Err(SendError::Closed);
         }
         let fragment = self.config.fragment_size.unwrap_or(usize::MAX).max(1);
-        let masks = (self.role == Role::Client).then_some(&mut self.masks);
+        let masks = self.masks.as_deref_mut();
         #[cfg(feature = "ws-deflate")]
         if let Some(d) = self.deflate.as_mut() {
             // RFC 7692 §6: a message may go uncompressed (RSV1 clear) even when the
