@@ -146,6 +146,9 @@ pub struct WebSocket {
     /// An instant passed to the connection when its time does not matter
     /// ([`Conn::uses_time`]): no clock read per message without timers.
     epoch: Instant,
+    /// When `recv` last looked at the input: the start of its wait, for the timers (one
+    /// clock read per pass rather than two).
+    wait_from: Instant,
     /// The worker's pool that lends the read buffer while the connection is busy.
     buffers: Option<Rc<dyn BufferPool>>,
     /// This connection keeps its read buffer while idle ([`BufferPool::hold`]).
@@ -203,6 +206,7 @@ impl WebSocket {
     }
 
     fn new(conn: Conn, io: Io, input: BytesMut, write_timeout: Duration) -> WebSocket {
+        let now = Instant::now();
         WebSocket {
             conn,
             io,
@@ -217,7 +221,8 @@ impl WebSocket {
             read_bytes: 0,
             written_bytes: 0,
             read_room: MIN_READ,
-            epoch: Instant::now(),
+            epoch: now,
+            wait_from: now,
             buffers: None,
             held: false,
         }
@@ -303,6 +308,7 @@ impl WebSocket {
                 return None;
             }
             let now = self.now();
+            self.wait_from = now;
             match self.conn.recv(&mut self.input, now) {
                 // Messages go out at once, without `on_event`'s future (~80 instructions).
                 Some(Event::Binary(bytes)) => return Some(Ok(Message::Binary(bytes))),
@@ -558,7 +564,7 @@ impl WebSocket {
             }
         }
         if self.conn.uses_time() {
-            if let Some(deadline) = self.conn.poll_timeout(Instant::now()) {
+            if let Some(deadline) = self.conn.poll_timeout(self.wait_from) {
                 let deadline = tokio::time::Instant::from_std(deadline);
                 let timer = self.timer.get_or_insert_with(|| Timer::new(deadline));
                 if timer.poll_until(cx, deadline).is_ready() {
