@@ -377,6 +377,8 @@ enum Echo {
     Corrupt,
     /// Sends back this many on each connection, then closes it (1000).
     CloseAfter(u64),
+    /// Reads and never answers.
+    Never,
 }
 
 /// A WebSocket echo server (peregrine's, one worker, permessage-deflate accepted) counting the
@@ -405,6 +407,9 @@ fn ws_server(echo: Echo) -> (ServerHandle, Arc<AtomicU64>) {
                     };
                     count.fetch_add(1, Ordering::SeqCst);
                     n += 1;
+                    if matches!(echo, Echo::Never) {
+                        continue;
+                    }
                     let reply = match (echo, data) {
                         (Echo::Corrupt, Message::Binary(b)) => {
                             let mut v = b.to_vec();
@@ -508,6 +513,19 @@ fn websocket_errors_by_kind() {
     // Every echo counted was received; the messages lost were in flight when the server
     // stopped reading.
     assert!(received.load(Ordering::SeqCst) as f64 >= n(&report, &["messages"]));
+
+    // A server that never answers: each message times out after --timeout, its connection
+    // is given up and the next message goes over a new one.
+    let (silent, received) = ws_server(Echo::Never);
+    let url = format!("ws://{}/", silent.local_addr());
+    let started = Instant::now();
+    let report =
+        run_json(&[&url, "-c", "1", "-n", "3", "--timeout", "300ms"], Duration::from_secs(15));
+    assert_eq!(n(&report, &["errors", "timeout"]), 3.0, "{}", report["errors"]);
+    assert_eq!(n(&report, &["messages"]), 0.0);
+    assert_eq!(received.load(Ordering::SeqCst), 3);
+    assert!(started.elapsed() >= Duration::from_millis(900), "{:?}", started.elapsed());
+    stop(silent);
 
     // Not a WebSocket endpoint: a 200 to the upgrade.
     let plain = TestServer::start(Duration::ZERO, None, None);

@@ -3,20 +3,24 @@
 //!
 //! Per message, in a closed loop: one clock read (the echo's arrival, which is also the next
 //! message's send time), a clone of a prepared payload (a reference count), the echo compared
-//! whole with what was sent, a histogram record. Messages are queued with
+//! whole with what was sent, a histogram record, and a look at the `--timeout` watchdog's
+//! state (its timer is not moved per message). Messages are queued with
 //! [`WebSocket::queue`]: the socket is written once per wait for the server, when `recv` finds
 //! no whole message left in what it read, so echoes that arrive together are answered in one
 //! write. Nothing is allocated per message without compression
 //! (`cli/src/load/alloc_tests.rs`).
 
 use std::collections::VecDeque;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::rc::Rc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use peregrine::client::Client;
 use peregrine::client::conn::Config;
 use peregrine::websocket::{self, Message, Utf8Bytes, WebSocket};
-use tokio::time::{Instant, sleep, sleep_until};
+use tokio::time::{Instant, Sleep, sleep, sleep_until};
 
 use super::args::{Plan, WsPlan};
 use super::stats::{ErrorKind, Live, micros};
@@ -43,7 +47,7 @@ impl Kit {
             .request_timeout(plan.timeout)
             .pool_max_idle_per_origin(0)
             .build();
-        Kit { client, config: ws_config(plan, ws), messages: messages(ws) }
+        Kit { client, config: ws_config(ws), messages: messages(ws) }
     }
 
     /// Opens one WebSocket to the plan's URL, with its header fields on the handshake.
@@ -92,15 +96,10 @@ pub async fn probe(plan: &Plan, ws: &WsPlan, config: &Config) -> Result<bool, St
     Ok(deflate)
 }
 
-/// The WebSocket settings of a run: permessage-deflate offered with `--deflate`; a server
-/// silent for `--timeout` while a message is due back fails the connection (the idle limit,
-/// stretched in an open loop by one interval, when a connection may have nothing in flight).
-pub fn ws_config(plan: &Plan, ws: &WsPlan) -> websocket::Config {
-    let interval = plan.rate.map_or(Duration::ZERO, |r| {
-        Duration::from_secs_f64(f64::from(plan.connections) / r).min(Duration::from_secs(3600))
-    });
+/// The WebSocket settings of a run: permessage-deflate offered with `--deflate`, messages as
+/// large as the run's. No timer of the WebSocket's own: `--timeout` is the [`Watchdog`]'s.
+pub fn ws_config(ws: &WsPlan) -> websocket::Config {
     let limits = websocket::Limits {
-        idle_timeout: Some(plan.timeout + interval),
         max_message_size: ws.size.max(1 << 20),
         ..websocket::Limits::default()
     };
@@ -174,6 +173,55 @@ fn messages(ws: &WsPlan) -> Vec<Message> {
         .collect()
 }
 
+/// `--timeout` for the messages in flight: ready once no echo came for that long since the
+/// last progress (an echo, or a message sent when none was in flight).
+///
+/// The timer is never moved per message: when it fires before the real deadline it is moved
+/// there, and a wait checks only whether it has fired (a load); the WebSocket's own idle limit
+/// read the clock and its timer at every wait, about 200 instructions per message.
+struct Watchdog {
+    sleep: Pin<Box<Sleep>>,
+    timeout: Duration,
+    /// The task's waker is registered with the timer, which has not fired since.
+    registered: bool,
+}
+
+impl Watchdog {
+    fn new(timeout: Duration, now: Instant) -> Watchdog {
+        Watchdog { sleep: Box::pin(sleep_until(now + timeout)), timeout, registered: false }
+    }
+
+    /// `Ready` once `since + timeout` has passed.
+    fn poll(&mut self, cx: &mut Context<'_>, since: Instant) -> Poll<()> {
+        if self.registered && !self.sleep.is_elapsed() {
+            return Poll::Pending;
+        }
+        loop {
+            // tokio's coop budget may make a poll return early without registering the waker.
+            let budget = tokio::task::coop::has_budget_remaining();
+            if self.sleep.as_mut().poll(cx).is_pending() {
+                self.registered = budget;
+                return Poll::Pending;
+            }
+            let due = since + self.timeout;
+            if Instant::now() >= due {
+                self.registered = false;
+                return Poll::Ready(());
+            }
+            self.sleep.as_mut().reset(due);
+        }
+    }
+}
+
+/// What a wait for the server ended with.
+enum Wake {
+    Got(Option<Result<Message, websocket::Error>>),
+    /// The open loop's next message is due.
+    Due,
+    /// `--timeout` passed with messages in flight.
+    TimedOut,
+}
+
 /// A message in flight.
 struct Sent {
     /// Where its round trip counts from: when it was queued, or in an open loop when it was
@@ -203,6 +251,9 @@ pub async fn drive(
     let mut due = interval.map(|i| t0 + i.mul_f64(f64::from(index) / conns));
     let mut due_late = false;
     let mut variant = index as usize % VARIANTS;
+    let mut dog = Watchdog::new(plan.timeout, Instant::now());
+    // The last echo, or the last message sent with none in flight: the watchdog counts from it.
+    let mut progress = Instant::now();
     // The WebSocket's frame octets (read, written) when last looked at.
     let mut wire = (0, 0);
     // The time of the last event (an echo, a wake-up): an echo's arrival and, in a closed
@@ -255,6 +306,9 @@ pub async fn drive(
             }
             match w.queue(kit.messages[variant].clone()) {
                 Ok(()) => {
+                    if in_flight.is_empty() {
+                        progress = now;
+                    }
                     in_flight.push_back(Sent { start, variant: variant as u8, recording });
                     variant = (variant + 1) % VARIANTS;
                     if recording {
@@ -293,18 +347,38 @@ pub async fn drive(
             continue;
         }
         // Wait for an echo, or in an open loop with room in flight, for the next due time.
-        let got = match due {
+        let woke = match due {
             Some(d) if in_flight.len() < depth && !thread.spent() => {
                 tokio::select! {
                     biased;
-                    got = w.recv() => Some(got),
-                    _ = sleep_until(d) => None,
+                    got = w.recv() => Wake::Got(got),
+                    _ = sleep_until(d) => Wake::Due,
+                    _ = poll_fn(|cx| dog.poll(cx, progress)) => Wake::TimedOut,
                 }
             }
-            _ => Some(w.recv().await),
+            _ => {
+                let mut recv = pin!(w.recv());
+                poll_fn(|cx| {
+                    if let Poll::Ready(got) = recv.as_mut().poll(cx) {
+                        return Poll::Ready(Wake::Got(got));
+                    }
+                    dog.poll(cx, progress).map(|()| Wake::TimedOut)
+                })
+                .await
+            }
         };
         now = Instant::now();
-        let Some(got) = got else { continue };
+        let got = match woke {
+            Wake::Got(got) => got,
+            Wake::Due => continue,
+            Wake::TimedOut => {
+                // No echo for --timeout: the connection is given up, its messages lost.
+                lose(&thread, &mut in_flight, ErrorKind::Timeout);
+                ws = None;
+                continue;
+            }
+        };
+        progress = now;
         let echo = match &got {
             Some(Ok(Message::Binary(b))) => b.as_ref(),
             Some(Ok(Message::Text(t))) => t.as_bytes().as_ref(),
