@@ -60,5 +60,7 @@ fn main() {
     }
     let t1 = thread_ticks();
     let us = (t1 - t0) as f64 / tick * 1e6 / n as f64;
-    println!("axum Router alone, {path}: {us:.3} µs CPU per request ({n} requests, {bytes} body bytes)");
+    println!(
+        "axum Router alone, {path}: {us:.3} µs CPU per request ({n} requests, {bytes} body bytes)"
+    );
 }

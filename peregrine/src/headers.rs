@@ -1,5 +1,5 @@
-//! One borrowed view of a received head's header fields, the same for a server's [`Request`]
-//! and a client's [`ResponseHead`], over HTTP/1.1 and HTTP/2.
+//! One borrowed view of a received head's header fields, the same for a server's `Request`
+//! and a client's `ResponseHead`, over HTTP/1.1 and HTTP/2.
 //!
 //! The view reads the bytes where the parser left them: nothing is copied or allocated per
 //! request. Its API follows [`http::HeaderMap`]'s names (`get`, `get_all`, `contains_key`,
@@ -7,9 +7,6 @@
 //! `AsRef<str>`, compared case-insensitively, RFC 9110 §5.1) and gives values as bytes, what
 //! [`http::HeaderValue::as_bytes`] gives. [`Headers::to_header_map`] converts at the edge when
 //! an owned `HeaderMap` is wanted.
-//!
-//! [`Request`]: crate::Request
-//! [`ResponseHead`]: crate::client::conn::ResponseHead
 
 use std::ops::Range;
 

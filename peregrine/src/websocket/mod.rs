@@ -1,5 +1,5 @@
 //! WebSockets for applications: a handler accepts one with [`WebSocketUpgrade`], the client
-//! opens one with [`Client::websocket`](crate::client::Client::websocket), and both talk
+//! opens one with [`Client::websocket`](../client/struct.Client.html#method.websocket), and both talk
 //! through a [`WebSocket`].
 //!
 //! The wire rules are [`ws`](crate::ws)'s (RFC 6455 framing, masking, UTF-8, the closing

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::close::CloseCode;
+use super::close_code::CloseCode;
 
 /// A violation by the peer that fails the connection (RFC 6455 §7.1.7: "_Fail the WebSocket
 /// Connection_"): a Close frame with [`Error::close_code`] is queued and nothing more is read.

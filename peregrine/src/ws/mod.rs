@@ -11,7 +11,8 @@
 //! | [`frame`] | the frame header codec |
 //! | [`mask`] | masking, word-wise |
 //! | [`utf8`] | incremental UTF-8 validation of text |
-//! | `close` | [`CloseCode`] and the Close payload |
+//! | `close_code` | [`CloseCode`] |
+//! | `close` | the Close payload |
 //! | [`deflate`] | a message's compression and inflation (feature `ws-deflate`) |
 //! | `limits`, `config` | [`Limits`], [`Config`] |
 //!
@@ -45,6 +46,7 @@
 //! ```
 
 mod close;
+mod close_code;
 mod config;
 pub mod conn;
 pub mod deflate;
@@ -56,7 +58,8 @@ mod limits;
 pub mod mask;
 pub mod utf8;
 
-pub use close::{CloseCode, MAX_REASON, parse_close};
+pub use close::{MAX_REASON, parse_close};
+pub use close_code::CloseCode;
 pub use config::Config;
 pub use conn::{Conn, Event, Role, State, Timeout};
 pub use error::{Error, SendError};

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use crate::ws::close::CloseCode;
+use crate::ws::close_code::CloseCode;
 use crate::ws::error::Error;
 
 /// What [`Conn::recv`](super::Conn::recv) found in the input.

@@ -78,7 +78,7 @@ use bytes::BytesMut;
 pub use crate::role::Role;
 pub use event::{Event, Timeout};
 
-use crate::ws::close::CloseCode;
+use crate::ws::close_code::CloseCode;
 use crate::ws::config::Config;
 use crate::ws::extension::DeflateParams;
 use crate::ws::frame::{MAX_CONTROL_PAYLOAD, Opcode};

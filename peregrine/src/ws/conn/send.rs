@@ -2,7 +2,8 @@
 //! frames, and our Close (RFC 6455 §5.2-§5.5; RFC 7692 §6.1, §7.2.1).
 
 use super::{Conn, Control, State};
-use crate::ws::close::{CloseCode, ClosePayload, MAX_REASON};
+use crate::ws::close::{ClosePayload, MAX_REASON};
+use crate::ws::close_code::CloseCode;
 use crate::ws::error::SendError;
 use crate::ws::frame::{Header, MAX_HEADER, Opcode};
 use crate::ws::mask::{self, MaskKeys};

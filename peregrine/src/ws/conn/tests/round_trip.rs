@@ -7,7 +7,7 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use super::harness::{Split, XorShift, pieces};
-use crate::ws::close::CloseCode;
+use crate::ws::close_code::CloseCode;
 use crate::ws::config::Config;
 use crate::ws::conn::{Conn, Event, Role, State};
 use crate::ws::extension::{DeflateConfig, DeflateParams};

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::harness::{Out, c, close_out, conn, frame, out, run_all};
-use crate::ws::close::CloseCode;
+use crate::ws::close_code::CloseCode;
 use crate::ws::config::Config;
 use crate::ws::conn::{Event, Role, State};
 use crate::ws::error::Error;

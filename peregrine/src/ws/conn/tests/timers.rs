@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 
 use super::harness::{c, close_out, decode, out};
-use crate::ws::close::CloseCode;
+use crate::ws::close_code::CloseCode;
 use crate::ws::config::Config;
 use crate::ws::conn::{Conn, Event, Role, State, Timeout};
 use crate::ws::error::SendError;
