@@ -78,13 +78,13 @@
 
 pub mod conn;
 mod connect;
-mod error;
+pub(crate) mod error;
 mod h1;
 mod h2;
 mod origin;
 mod pool;
 mod request;
-mod response;
+pub(crate) mod response;
 mod tls;
 mod ws;
 

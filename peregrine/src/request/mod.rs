@@ -335,6 +335,8 @@ pub struct Request {
     pub(crate) route_params: params::RouteParams,
     /// Set by the server: who sent the request.
     pub(crate) remote_addr: Option<Peer>,
+    /// Set by the server: the request came over TLS.
+    pub(crate) secure: bool,
 }
 
 /// Who sent a request: the connection's peer, or the client a trusted load balancer's PROXY
@@ -362,7 +364,14 @@ impl Peer {
 impl Request {
     /// Assembles a request from a head split off the read buffer and its spans.
     pub(crate) fn from_parts(head: Bytes, spans: HeadSpans, body: Body) -> Request {
-        Request { head, spans, body, route_params: Default::default(), remote_addr: None }
+        Request {
+            head,
+            spans,
+            body,
+            route_params: Default::default(),
+            remote_addr: None,
+            secure: false,
+        }
     }
 
     fn text(&self, span: Span) -> &str {
@@ -419,6 +428,19 @@ impl Request {
         self.remote_addr.as_ref().map(Peer::addr)
     }
 
+    /// Whether the request came over TLS (`https`): false for plain HTTP/1.1 and h2c, and for
+    /// a request not received by the server.
+    ///
+    /// # Examples
+    /// ```
+    /// let req: peregrine::Request = http::Request::get("/").body(()).unwrap().into();
+    /// assert!(!req.is_secure());
+    /// ```
+    #[inline]
+    pub fn is_secure(&self) -> bool {
+        self.secure
+    }
+
     /// What the load balancer's PROXY protocol header said about the connection: the
     /// balancer's own address, the client's, and the TLVs it sent (authority, ALPN, TLS).
     /// `None` unless the server reads the PROXY protocol
@@ -466,6 +488,7 @@ impl Request {
     pub(crate) fn head_only(&self) -> Request {
         let mut req = Request::from_parts(self.head.clone(), self.spans.clone(), Body::empty());
         req.remote_addr = self.remote_addr.clone();
+        req.secure = self.secure;
         req
     }
 
@@ -630,6 +653,7 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             body: body.into(),
             route_params: Default::default(),
             remote_addr: None,
+            secure: false,
         }
     }
 }

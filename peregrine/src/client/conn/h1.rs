@@ -242,6 +242,20 @@ impl H1 {
         Ok(data.len())
     }
 
+    /// Ends the body being sent with `trailers` (chunked only; see `Conn::finish`).
+    pub(crate) fn send_trailers(
+        &mut self,
+        id: RequestId,
+        trailers: &[(&str, &[u8])],
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        if self.sending != Some(id) {
+            return Err(send_error(SendError::NoBody));
+        }
+        self.sending = None;
+        self.conn.finish(trailers, out).map_err(send_error)
+    }
+
     /// Reads the next step of the front response from `buf` (the unconsumed read buffer).
     pub(crate) fn decode(&mut self, buf: &[u8]) -> Result<Step, Error> {
         let mut storage = [const { MaybeUninit::<Header<'_>>::uninit() }; MAX_FIELDS];

@@ -334,6 +334,33 @@ impl H2 {
         self.conn.send_request(&head, all, length == Some(0)).map_err(send_error)
     }
 
+    /// Ends a request's body with trailers (RFC 9113 §8.1): fields whose names are not
+    /// lowercase tokens, whose values hold a control byte, or that are connection-specific
+    /// (§8.2.2) are left out.
+    pub(crate) fn send_trailers(
+        &mut self,
+        id: RequestId,
+        fields: &[(&str, &[u8])],
+    ) -> Result<(), Error> {
+        let allowed = |(name, value): &&(&str, &[u8])| {
+            let n = name.as_bytes();
+            !n.is_empty()
+                && n.iter().all(|&b| is_tchar(b) && !b.is_ascii_uppercase())
+                && !has_value_ctl(value)
+                && !matches!(
+                    *name,
+                    "connection"
+                        | "keep-alive"
+                        | "proxy-connection"
+                        | "transfer-encoding"
+                        | "upgrade"
+                        | "te"
+                )
+        };
+        let fields = fields.iter().filter(allowed).map(|(n, v)| (n.as_bytes(), *v));
+        self.conn.send_trailers(StreamId::new(id.0), fields).map_err(send_error)
+    }
+
     /// Sends body octets as the windows allow; returns how many were taken.
     pub(crate) fn send_data(
         &mut self,

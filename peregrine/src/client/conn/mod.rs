@@ -393,7 +393,31 @@ impl Connection {
     /// # Errors
     /// As [`Connection::connect`].
     pub async fn connect_origin(origin: &Origin, config: &Config) -> Result<Connection, Error> {
-        let prelude = prelude(origin)?;
+        Connection::connect_prelude(origin, prelude(origin)?, config).await
+    }
+
+    /// [`Connection::connect_origin`], its requests carrying `authority` as their `Host` (or
+    /// HTTP/2 `:authority`) instead of the origin's: a reverse proxy keeping its client's Host.
+    /// TLS still names and verifies the origin's host.
+    ///
+    /// # Errors
+    /// As [`Connection::connect`]; [`Error::is_request`] when `authority` is not a valid Host
+    /// value.
+    pub async fn connect_with_authority(
+        origin: &Origin,
+        authority: &[u8],
+        config: &Config,
+    ) -> Result<Connection, Error> {
+        let prelude = RequestPrelude::with_authority(authority)
+            .map_err(|_| Error::new(Kind::Request, "the authority is not a valid Host value"))?;
+        Connection::connect_prelude(origin, prelude, config).await
+    }
+
+    async fn connect_prelude(
+        origin: &Origin,
+        prelude: RequestPrelude,
+        config: &Config,
+    ) -> Result<Connection, Error> {
         let tcp = super::connect::tcp(origin, config.connect_timeout).await?;
         match origin.scheme() {
             Scheme::Http => {
@@ -741,6 +765,27 @@ impl Connection {
                 r => r,
             },
             Proto::H2(h) => h.send_data(id, data, end),
+        }
+    }
+
+    /// Ends the body of a request started with [`Connection::send_request_streaming`] with
+    /// trailer fields (RFC 9110 §6.5): over HTTP/1.1 the chunked coding's trailer section (a
+    /// body sent with a length has none: the fields are left out), over HTTP/2 a HEADERS frame
+    /// with END_STREAM. Fields a trailer may not carry (framing, routing, authentication:
+    /// RFC 9110 §6.5.1) are left out over HTTP/1.1.
+    ///
+    /// # Errors
+    /// As [`Connection::send_data`] with `end`.
+    pub fn send_trailers(&mut self, id: RequestId, fields: &[(&str, &[u8])]) -> Result<(), Error> {
+        if let Some(e) = &self.failed {
+            return Err(e.shallow_clone());
+        }
+        match &mut self.proto {
+            Proto::H1(h) => match h.send_trailers(id, fields, &mut self.wbuf) {
+                Err(e) if h.conn.is_closed() => Err(self.fail(e)),
+                r => r,
+            },
+            Proto::H2(h) => h.send_trailers(id, fields),
         }
     }
 

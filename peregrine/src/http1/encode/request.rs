@@ -105,6 +105,34 @@ impl RequestPrelude {
         Ok(RequestPrelude { bytes })
     }
 
+    /// The prelude for a connection whose requests carry `authority` as their `Host` value, as
+    /// received (`host[:port]`): a reverse proxy that keeps the client's Host (RFC 9110 §7.2)
+    /// makes its upstream connection's prelude from it once, and reuses the connection for
+    /// requests with the same value.
+    ///
+    /// # Errors
+    /// [`EncodeError::InvalidHost`] when `authority` is not `uri-host [ ":" port ]`.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::http1::encode::RequestPrelude;
+    /// let prelude = RequestPrelude::with_authority(b"example.com:8080")?;
+    /// assert_eq!(prelude.host(), b"example.com:8080");
+    /// assert!(RequestPrelude::with_authority(b"a b").is_err());
+    /// # Ok::<(), peregrine::http1::encode::EncodeError>(())
+    /// ```
+    pub fn with_authority(authority: &[u8]) -> Result<Self, EncodeError> {
+        match parse_host_port(authority) {
+            Some(hp) if !hp.host.is_empty() => {}
+            _ => return Err(EncodeError::InvalidHost),
+        }
+        let mut bytes = Vec::with_capacity(LINE_END_AND_HOST.len() + authority.len() + 2);
+        bytes.extend_from_slice(LINE_END_AND_HOST);
+        bytes.extend_from_slice(authority);
+        bytes.extend_from_slice(b"\r\n");
+        Ok(RequestPrelude { bytes })
+    }
+
     /// Adds a field sent on every request of the connection, after `Host`.
     ///
     /// # Errors

@@ -263,6 +263,7 @@ impl<H: Handler> H1Conn<H> {
         self.client_close = !framing.keep_alive;
         let mut req = Request::from_parts(head, spans, Body::empty());
         req.remote_addr = Some(self.peer.clone());
+        req.secure = !self.io.is_plain();
         let has_body = framing.body != BodyLength::Length(0);
         let config = &self.worker.config;
         if framing.upgrade && !has_body && config.http2 && config.h2c && self.io.is_plain() {

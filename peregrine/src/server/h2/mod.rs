@@ -464,6 +464,7 @@ impl<H: Handler> H2Conn<H> {
     /// Starts the handler of a new request stream in task `index`.
     fn start_task(&mut self, index: u16, mut request: Request, is_head: bool, cont: bool) {
         request.remote_addr = Some(self.peer.clone());
+        request.secure = !self.io.is_plain();
         if self.tasks.live() == 1 {
             self.idle_since = None;
             self.worker.go_busy(self.admitted.idle);
