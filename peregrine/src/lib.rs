@@ -119,6 +119,7 @@ pub mod http1;
 pub mod http2;
 mod method;
 mod net;
+pub mod proxy;
 pub mod proxy_protocol;
 mod request;
 mod response;

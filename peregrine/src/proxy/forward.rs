@@ -1,0 +1,496 @@
+//! One proxied exchange: the route found, the request checked and its head written to an
+//! upstream connection (a kept-alive one of this worker's, or a new one), its body streamed
+//! as the upstream takes it, the response head turned into the client's, and its body
+//! streamed back ([`super::body`]). Failures before any byte of a response are retried on
+//! another server when that is safe; what remains is answered 502 or 504 and logged.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+
+use bytes::BytesMut;
+use http::{HeaderName, HeaderValue, StatusCode};
+
+use super::Shared;
+use super::balance;
+use super::body::Stream;
+use super::hop::{self, ConnectionOptions, Origin};
+use super::local::{Key, Leased, Local};
+use super::route::{HostHeader, Route};
+use super::translate;
+use super::upstream::Pool;
+use crate::Method;
+use crate::body::Body;
+use crate::client::Error;
+use crate::client::conn::{Connection, Event, RequestId, ResponseHead};
+use crate::request::Request;
+use crate::response::Response;
+
+/// Fields of a request head, on the stack: a head with more goes through a `Vec`.
+const STACK_FIELDS: usize = 48;
+
+/// Bytes of a response body read with its head when they are already there: a response whose
+/// body ends within them frees its connection at once.
+const EAGER: usize = 64 * 1024;
+
+/// What went wrong with an attempt, and whether another may follow.
+struct Failure {
+    error: Error,
+    /// Nothing of the request can have reached the server's application (no connection, or a
+    /// pooled connection the server had closed), so even a request with a body can go again.
+    unsent: bool,
+}
+
+/// Proxies `req` by `shared`'s routes.
+pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Request) -> Response {
+    let host = req.authority().map(super::route::host_only);
+    let Some(index) = shared.route(host, req.path()) else {
+        return answer(StatusCode::NOT_FOUND, "no route for this request");
+    };
+    let (route, pool) = (&shared.routes[index].0, &shared.routes[index].1);
+    if let Err(refusal) = translate::check(&req, req.target()) {
+        return answer(refusal.status(), refusal.reason());
+    }
+    let body = req.take_body();
+    if let (Some(limit), Some(len)) = (route.max_body_bytes, body.size_hint()) {
+        if len > limit {
+            return answer(StatusCode::PAYLOAD_TOO_LARGE, "request body larger than the limit");
+        }
+    }
+    let method = req.method();
+    let replayable = method.is_idempotent() && body.size_hint() == Some(0);
+    let key = match &pool.balance {
+        balance::Balance::Hash(k) => {
+            let headers = req.headers();
+            let cookies = headers.get_all("cookie");
+            let header = |n: &str| headers.get(n);
+            balance::request_key(k, header, cookies, req.remote_addr().map(|a| a.ip()))
+        }
+        _ => None,
+    };
+    pool.budget.deposit();
+    let mut body = Some(body);
+    let mut tried = 0u64;
+    let mut attempts = 0u32;
+    let total = pool.timeouts.total.map(|d| tokio::time::Instant::now() + d);
+    loop {
+        let server = {
+            let mut rng = local.rng.lock().unwrap_or_else(|e| e.into_inner());
+            pool.pick(key, tried, &mut rng)
+        };
+        let Some(server) = server else {
+            return answer(StatusCode::SERVICE_UNAVAILABLE, "no upstream server is available");
+        };
+        tried |= 1u64.checked_shl(server as u32).unwrap_or(0);
+        let s = &pool.servers[server];
+        s.requests.fetch_add(1, Ordering::Relaxed);
+        s.in_flight.fetch_add(1, Ordering::Relaxed);
+        let attempt = exchange(&shared, &local, pool, route, server, &req, &mut body);
+        let outcome = match total {
+            Some(at) => match tokio::time::timeout_at(at, attempt).await {
+                Ok(r) => r,
+                Err(_) => Err(Failure {
+                    error: Error::new(
+                        crate::client::error::Kind::Timeout(
+                            crate::client::error::Deadline::Request,
+                        ),
+                        "no response within the total timeout",
+                    ),
+                    unsent: false,
+                }),
+            },
+            None => attempt.await,
+        };
+        match outcome {
+            Ok(response) => return response,
+            Err(failure) => {
+                s.in_flight.fetch_sub(1, Ordering::Relaxed);
+                pool.failed(server);
+                let again = attempts < pool.retries.attempts
+                    && (failure.unsent || replayable)
+                    && body.is_some()
+                    && total.is_none_or(|t| tokio::time::Instant::now() < t)
+                    && pool.budget.withdraw();
+                tracing::warn!(
+                    upstream = %s.name,
+                    method = req.method_str(),
+                    target = req.target(),
+                    retry = again,
+                    "proxy: {}", failure.error
+                );
+                if !again {
+                    return failed(&failure.error);
+                }
+                attempts += 1;
+            }
+        }
+    }
+}
+
+/// A response the proxy gives itself.
+fn answer(status: StatusCode, why: &'static str) -> Response {
+    Response::with_status(status, Body::from_static(why.as_bytes()))
+}
+
+/// The answer to a request whose upstream failed: 504 for a timeout, 502 otherwise (RFC 9110
+/// §15.6.3, §15.6.5).
+fn failed(e: &Error) -> Response {
+    if e.is_timeout() {
+        answer(StatusCode::GATEWAY_TIMEOUT, "the upstream server did not answer in time")
+    } else {
+        answer(StatusCode::BAD_GATEWAY, "the upstream server failed")
+    }
+}
+
+/// One attempt on `server`: a connection, the request, the response head.
+async fn exchange(
+    shared: &Shared,
+    local: &Arc<Local>,
+    pool: &Arc<Pool>,
+    route: &Route,
+    server: usize,
+    req: &Request,
+    body: &mut Option<Body>,
+) -> Result<Response, Failure> {
+    let authority: Option<&[u8]> = match &route.host_header {
+        HostHeader::Keep => req.authority().map(str::as_bytes),
+        HostHeader::Upstream => None,
+        HostHeader::Set(v) => Some(v.as_bytes()),
+    };
+    let key = Key { pool: pool.id, server, authority };
+    let mut leased = match local.checkout(&key, pool.timeouts.pool_idle) {
+        Some(leased) => leased,
+        None => connect(pool, server, authority).await?,
+    };
+    // A pooled connection the server closed as the request went out fails unprocessed: once,
+    // on a new connection, for a request that can be sent again.
+    let sent = match send(shared, route, req, &mut leased.conn, body).await {
+        Err(f) if f.error.is_unprocessed() && body.is_some() => {
+            leased = connect(pool, server, authority).await?;
+            send(shared, route, req, &mut leased.conn, body).await
+        }
+        other => other,
+    };
+    let id = sent?;
+    // The response head, within its timeout (the connection's idle timeout applies too).
+    let head_timeout = pool.timeouts.response_head;
+    let waited =
+        tokio::time::timeout(head_timeout, head(leased, id, req.method(), route, local, pool));
+    match waited.await {
+        Ok(r) => r,
+        Err(_) => Err(Failure {
+            error: Error::new(
+                crate::client::error::Kind::Timeout(crate::client::error::Deadline::Request),
+                "no response head within the response-head timeout",
+            ),
+            unsent: false,
+        }),
+    }
+}
+
+/// A new connection to `server`.
+async fn connect(pool: &Pool, server: usize, authority: Option<&[u8]>) -> Result<Leased, Failure> {
+    let origin = &pool.servers[server].origin;
+    let conn = match authority {
+        Some(a) => Connection::connect_with_authority(origin, a, &pool.config).await,
+        None => Connection::connect_origin(origin, &pool.config).await,
+    };
+    let conn = conn.map_err(|error| Failure { error, unsent: true })?;
+    Ok(Leased { pool: pool.id, server, authority: authority.map(Box::from), conn })
+}
+
+/// Writes the request head, then streams the body (taken from `body` once it started).
+async fn send(
+    shared: &Shared,
+    route: &Route,
+    req: &Request,
+    conn: &mut Connection,
+    body: &mut Option<Body>,
+) -> Result<RequestId, Failure> {
+    let length = body.as_ref().and_then(Body::size_hint);
+    let id = SCRATCH.with(|s| {
+        let mut scratch = s.borrow_mut();
+        write_head(shared, route, req, conn, length, &mut scratch)
+    })?;
+    if length == Some(0) {
+        conn.flush().await.map_err(|error| Failure { unsent: error.is_unprocessed(), error })?;
+        return Ok(id);
+    }
+    // From here the body is consumed: no retry.
+    let Some(mut body) = body.take() else {
+        return Err(Failure {
+            error: request_error("the request body was already sent"),
+            unsent: false,
+        });
+    };
+    let limit = route.max_body_bytes;
+    let mut sent = 0u64;
+    loop {
+        match body.chunk().await {
+            Some(Ok(chunk)) => {
+                sent += chunk.len() as u64;
+                if limit.is_some_and(|l| sent > l) {
+                    conn.cancel(id);
+                    return Err(Failure {
+                        error: request_error("request body larger than the limit"),
+                        unsent: false,
+                    });
+                }
+                write_all(conn, id, &chunk).await?;
+            }
+            Some(Err(e)) => {
+                conn.cancel(id);
+                return Err(Failure {
+                    error: Error::with_source(
+                        crate::client::error::Kind::Body,
+                        "the client's request body failed",
+                        e,
+                    ),
+                    unsent: false,
+                });
+            }
+            None => {
+                let done = match body.take_trailers() {
+                    Some(trailers) => {
+                        let fields: Vec<(&str, &[u8])> =
+                            trailers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
+                        conn.send_trailers(id, &fields)
+                    }
+                    None => conn.send_data(id, &[], true).map(|_| ()),
+                };
+                done.map_err(|error| Failure { error, unsent: false })?;
+                conn.flush().await.map_err(|error| Failure { error, unsent: false })?;
+                return Ok(id);
+            }
+        }
+    }
+}
+
+fn request_error(what: &'static str) -> Error {
+    Error::new(crate::client::error::Kind::Request, what)
+}
+
+/// Sends `data` as the connection takes it: all at once over HTTP/1.1 (then written out before
+/// the next chunk is read from the client), as the flow-control windows allow over HTTP/2.
+async fn write_all(conn: &mut Connection, id: RequestId, mut data: &[u8]) -> Result<(), Failure> {
+    let fail = |error| Failure { error, unsent: false };
+    loop {
+        let n = conn.send_data(id, data, false).map_err(fail)?;
+        data = &data[n..];
+        conn.flush().await.map_err(fail)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        // HTTP/2 with no window left: wait for the server to open it.
+        loop {
+            match conn.next_event().await.map_err(fail)? {
+                Event::Writable { id: w } if w == id => break,
+                Event::Failed { error, .. } => return Err(fail(error)),
+                Event::Head { .. } | Event::Data { .. } | Event::End { .. } => {
+                    return Err(fail(Error::new(
+                        crate::client::error::Kind::Protocol,
+                        "the upstream answered before the request body was sent",
+                    )));
+                }
+                Event::Writable { .. } => {}
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The worker's buffer for a request's rewritten target and forwarding values.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The worker's buffer response field values are copied into and split off from: once the
+    /// responses that share it are written, its allocation is used again.
+    static VALUES: std::cell::RefCell<BytesMut> = std::cell::RefCell::new(BytesMut::new());
+}
+
+/// Encodes the request head into the connection: the rewritten target, the fields received
+/// minus the hop-by-hop ones and those this proxy writes, then the route's and the forwarding
+/// fields.
+fn write_head(
+    shared: &Shared,
+    route: &Route,
+    req: &Request,
+    conn: &mut Connection,
+    length: Option<u64>,
+    scratch: &mut Vec<u8>,
+) -> Result<RequestId, Failure> {
+    let received = req.headers();
+    let origin = Origin {
+        client: req.remote_addr(),
+        secure: req.is_secure(),
+        host: req.authority(),
+        version: req.version(),
+    };
+    let added = shared.forwarding.added(&origin, || received.iter(), scratch);
+    let target_start = scratch.len();
+    route.target(req.path(), req.query(), scratch);
+    let scratch: &[u8] = scratch;
+    let target = std::str::from_utf8(&scratch[target_start..]).unwrap_or("/");
+    // The asterisk form (OPTIONS *) is not a path to rewrite.
+    let target = if req.target() == "*" { "*" } else { target };
+    let options = ConnectionOptions::of(received.iter());
+    let forwarding = &shared.forwarding;
+    let ops = &route.request_headers;
+    let kept = received.iter().filter(|(name, _)| {
+        hop::forwards(name, &options) && !forwarding.replaces(name) && !ops.drops(name)
+    });
+    let value = |r: &Option<std::ops::Range<usize>>| r.clone().map(|r| &scratch[r]);
+    let ours = [
+        ("via", value(&added.via)),
+        ("x-forwarded-for", value(&added.x_forwarded_for)),
+        ("x-forwarded-proto", added.x_forwarded_proto),
+        ("x-forwarded-host", value(&added.x_forwarded_host)),
+        ("forwarded", value(&added.forwarded)),
+    ];
+    let ours = ours.into_iter().filter_map(|(n, v)| v.map(|v| (n, v)));
+    // `te: trailers` is the one TE an intermediary passes on (RFC 9110 §10.1.4), to HTTP/2
+    // (gRPC needs it) and HTTP/1.1 alike.
+    let te = received
+        .get_all("te")
+        .any(|v| v.eq_ignore_ascii_case(b"trailers"))
+        .then_some(("te", &b"trailers"[..]));
+    let all = kept.chain(ops.added()).chain(ours).chain(te);
+    let mut stack = [("", &[][..]); STACK_FIELDS];
+    let mut n = 0;
+    let mut spill: Vec<(&str, &[u8])> = Vec::new();
+    for f in all {
+        match stack.get_mut(n) {
+            Some(slot) if spill.is_empty() => {
+                *slot = f;
+                n += 1;
+            }
+            _ => {
+                if spill.is_empty() {
+                    spill.extend_from_slice(&stack[..n]);
+                }
+                spill.push(f);
+            }
+        }
+    }
+    let fields = if spill.is_empty() { &stack[..n] } else { &spill[..] };
+    conn.send_request_streaming(req.method_str(), target, fields, length)
+        .map_err(|error| Failure { error, unsent: false })
+}
+
+/// Waits for the response head and turns it into the client's response.
+async fn head(
+    mut leased: Leased,
+    id: RequestId,
+    method: Method,
+    route: &Route,
+    local: &Arc<Local>,
+    pool: &Arc<Pool>,
+) -> Result<Response, Failure> {
+    let fail = |error| Failure { error, unsent: false };
+    let (mut response, length) = loop {
+        match leased.conn.next_event().await.map_err(fail)? {
+            Event::Head { head, .. } => break response_head(&head, route),
+            Event::Failed { error, .. } => return Err(fail(error)),
+            _ => {}
+        }
+    };
+    let status = response.status();
+    // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content follows these, whatever the length says.
+    let bodiless = method == Method::Head
+        || status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED;
+    // Take what is already there: a response that is complete frees its connection now.
+    let mut first = BytesMut::new();
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let mut ended = None;
+    loop {
+        match leased.conn.poll_event(&mut cx) {
+            Poll::Pending => break,
+            Poll::Ready(Ok(Event::Data { data, .. })) => {
+                first.extend_from_slice(data);
+                if first.len() >= EAGER {
+                    break;
+                }
+            }
+            Poll::Ready(Ok(Event::End { trailers, .. })) => {
+                ended = Some(trailers);
+                break;
+            }
+            // The head was good: the body fails when it is read.
+            Poll::Ready(Ok(Event::Failed { .. })) | Poll::Ready(Err(_)) => break,
+            Poll::Ready(Ok(_)) => {}
+        }
+    }
+    let server = leased.server;
+    let body = match ended {
+        Some(trailers) => {
+            pool.servers[server].in_flight.fetch_sub(1, Ordering::Relaxed);
+            pool.succeeded(server);
+            local.checkin(leased, pool.max_idle, pool.timeouts.pool_idle);
+            let body = if bodiless {
+                match (method, length) {
+                    (Method::Head, Some(n)) => Body::from_poll_fn_sized(n, |_| Poll::Ready(None)),
+                    _ => Body::empty(),
+                }
+            } else {
+                Body::from(first.freeze())
+            };
+            match trailers {
+                Some(t) if !t.is_empty() => body.with_trailers(t),
+                _ => body,
+            }
+        }
+        None => {
+            pool.succeeded(server);
+            let stream =
+                Stream::new(leased, id, first.freeze(), length, local.clone(), pool.clone());
+            Body::incoming(Arc::new(stream), 0)
+        }
+    };
+    *response.body_mut() = body;
+    Ok(response)
+}
+
+/// The client's response head from the upstream's: the status, and the fields minus the
+/// hop-by-hop ones and the framing (the server writes its own), with the route's changes.
+/// Returns the Content-Length the upstream sent, if any.
+fn response_head(head: &ResponseHead<'_>, route: &Route) -> (Response, Option<u64>) {
+    let status = StatusCode::from_u16(head.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut response = Response::with_status(status, Body::empty());
+    let options = ConnectionOptions::of(head.headers());
+    let ops = &route.response_headers;
+    let keep = |name: &str| {
+        hop::forwards(name, &options)
+            && !ops.drops(name)
+            && !name.eq_ignore_ascii_case("content-length")
+    };
+    let length = head
+        .headers()
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| crate::http1::framing::parse_content_length(v));
+    // The values share one buffer, split off as shared `Bytes`: no copy per field, and no
+    // allocation once the earlier responses that shared it are gone.
+    let values = VALUES.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        let total = head.headers().iter().filter(|(n, _)| keep(n)).map(|(_, v)| v.len()).sum();
+        buf.reserve(total);
+        for (_, v) in head.headers().iter().filter(|(n, _)| keep(n)) {
+            buf.extend_from_slice(v);
+        }
+        buf.split().freeze()
+    });
+    let headers = response.headers_mut();
+    let mut at = 0;
+    for (name, v) in head.headers().iter().filter(|(n, _)| keep(n)) {
+        let value = values.slice(at..at + v.len());
+        at += v.len();
+        let name = HeaderName::from_bytes(name.as_bytes());
+        if let (Ok(n), Ok(v)) = (name, HeaderValue::from_maybe_shared(value)) {
+            headers.append(n, v);
+        }
+    }
+    for (n, v) in ops.set.iter().chain(&ops.add) {
+        headers.append(n.clone(), v.clone());
+    }
+    (response, length)
+}
