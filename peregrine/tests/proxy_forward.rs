@@ -1,0 +1,336 @@
+//! The proxy over real loopback sockets, with peregrine servers as backends: what a backend
+//! that echoes its request sees (hop-by-hop fields gone, forwarding fields added, Host kept),
+//! bodies and trailers both ways, keep-alive reuse, a backend's bad framing answered 502, a
+//! dead backend's requests retried elsewhere, a stalled one answered 504, HTTP/2 clients in
+//! front of an HTTP/1.1 backend.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use peregrine::client::Client;
+use peregrine::proxy::{
+    Eject, Forwarding, HeaderOps, HostHeader, PathRewrite, Proxy, Retries, Route, Timeouts, Trust,
+    UpstreamProtocol, Upstreams,
+};
+use peregrine::{Body, Request, Response, ServerHandle};
+use support::{RawClient, spawn};
+
+/// A backend answering with what it received: the request line, every field (names in lower
+/// case), the body's length and its trailers, one per line.
+async fn echo(mut req: Request) -> Response {
+    let mut out = format!("{} {}\n", req.method_str(), req.target());
+    for (n, v) in req.headers().iter() {
+        out += &format!("{}: {}\n", n.to_ascii_lowercase(), String::from_utf8_lossy(v));
+    }
+    let mut body = req.take_body();
+    let mut len = 0;
+    while let Some(chunk) = body.chunk().await {
+        len += chunk.expect("the body reaches the backend whole").len();
+    }
+    out += &format!("body-length: {len}\n");
+    if let Some(t) = body.take_trailers() {
+        for (n, v) in &t {
+            out += &format!("trailer {}: {}\n", n, v.to_str().unwrap());
+        }
+    }
+    Response::new(out)
+}
+
+fn proxy_to(backends: &[SocketAddr]) -> Upstreams {
+    Upstreams::new(backends.iter().map(|a| format!("http://{a}"))).unwrap()
+}
+
+fn spawn_proxy(proxy: Proxy) -> ServerHandle {
+    spawn(proxy)
+}
+
+fn lines(body: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(body).lines().map(str::to_owned).collect()
+}
+
+fn has(lines: &[String], line: &str) -> bool {
+    lines.iter().any(|l| l == line)
+}
+
+fn field<'a>(lines: &'a [String], name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}: ");
+    lines.iter().find_map(|l| l.strip_prefix(prefix.as_str()))
+}
+
+#[test]
+fn hop_by_hop_fields_removed_and_forwarding_fields_added() {
+    let backend = spawn(echo);
+    let proxy = spawn_proxy(Proxy::new(proxy_to(&[backend.local_addr()])));
+    let mut c = RawClient::connect(proxy.local_addr());
+    c.send(
+        b"GET /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nConnection: keep-alive, X-Secret\r\n\
+          X-Secret: hop\r\nKeep-Alive: timeout=5\r\nProxy-Connection: keep-alive\r\nTE: gzip\r\n\
+          Upgrade: foo\r\nX-Forwarded-For: 6.6.6.6\r\nX-End: to-end\r\nAccept: */*\r\n\r\n",
+    );
+    let res = c.response();
+    assert_eq!(res.status, 200);
+    let seen = lines(&res.body);
+    assert!(has(&seen, "GET /a/b?c=d"), "{seen:?}");
+    assert_eq!(field(&seen, "host"), Some("example.com:8080"), "Host kept by default");
+    for gone in ["connection", "x-secret", "keep-alive", "proxy-connection", "te", "upgrade"] {
+        assert_eq!(field(&seen, gone), None, "{gone} reached the backend: {seen:?}");
+    }
+    assert_eq!(field(&seen, "x-end"), Some("to-end"));
+    assert_eq!(field(&seen, "accept"), Some("*/*"));
+    assert_eq!(field(&seen, "via"), Some("1.1 peregrine"));
+    // The client's own X-Forwarded-For is not trusted: replaced.
+    assert_eq!(field(&seen, "x-forwarded-for"), Some("127.0.0.1"));
+    assert_eq!(field(&seen, "x-forwarded-proto"), Some("http"));
+    assert_eq!(field(&seen, "x-forwarded-host"), Some("example.com:8080"));
+    assert!(res.header("date").is_some());
+    proxy.shutdown_now();
+    backend.shutdown_now();
+}
+
+#[test]
+fn routes_rewrite_paths_hosts_and_fields() {
+    let api = spawn(echo);
+    let web = spawn(echo);
+    let proxy = Proxy::builder()
+        .route(
+            Route::new(proxy_to(&[api.local_addr()]))
+                .prefix("/api")
+                .rewrite(PathRewrite::StripPrefix)
+                .host_header(HostHeader::Upstream)
+                .request_headers(HeaderOps::default().set("x-env", "test").remove("x-debug"))
+                .response_headers(HeaderOps::default().add("x-route", "api")),
+        )
+        .route(
+            Route::new(proxy_to(&[web.local_addr()]))
+                .host_header(HostHeader::Set("web.internal".into())),
+        )
+        .forwarding(Forwarding::default().forwarded(true).trust(Trust::Everyone))
+        .build();
+    let proxy = spawn_proxy(proxy);
+    let mut c = RawClient::connect(proxy.local_addr());
+    c.send(b"GET /api/users?x=1 HTTP/1.1\r\nHost: h\r\nX-Debug: 1\r\nX-Env: prod\r\nX-Forwarded-For: 10.9.9.9\r\n\r\n");
+    let res = c.response();
+    let seen = lines(&res.body);
+    assert!(has(&seen, "GET /users?x=1"), "{seen:?}");
+    assert_eq!(field(&seen, "host"), Some(api.local_addr().to_string().as_str()));
+    assert_eq!(field(&seen, "x-env"), Some("test"));
+    assert_eq!(field(&seen, "x-debug"), None);
+    assert_eq!(field(&seen, "x-forwarded-for"), Some("10.9.9.9, 127.0.0.1"), "trusted: appended");
+    assert_eq!(field(&seen, "forwarded"), Some("for=127.0.0.1;proto=http;host=h"));
+    assert_eq!(res.header("x-route"), Some("api"));
+    c.send(b"GET /apix HTTP/1.1\r\nHost: h\r\n\r\n");
+    let res = c.response();
+    let seen = lines(&res.body);
+    assert!(has(&seen, "GET /apix"), "not the api route: {seen:?}");
+    assert_eq!(field(&seen, "host"), Some("web.internal"));
+    assert_eq!(res.header("x-route"), None);
+    proxy.shutdown_now();
+    api.shutdown_now();
+    web.shutdown_now();
+}
+
+/// A chunked request body with trailers reaches the backend whole, trailers apart; a large
+/// streamed response comes back whole; the upstream connection is kept alive and reused.
+#[test]
+fn bodies_and_trailers_both_ways_over_kept_alive_connections() {
+    let peers = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let seen_peers = peers.clone();
+    let backend = spawn(move |req: Request| {
+        seen_peers.lock().unwrap().insert(req.remote_addr().unwrap());
+        async move {
+            if req.path() == "/big" {
+                let (tx, body) = Body::channel(2);
+                tokio::task::spawn_local(async move {
+                    for i in 0..64u8 {
+                        if tx.send(Bytes::from(vec![i; 16 * 1024])).await.is_err() {
+                            return;
+                        }
+                    }
+                    let mut t = http::HeaderMap::new();
+                    t.insert("x-checksum", "64".parse().unwrap());
+                    let _ = tx.finish(t).await;
+                });
+                return Response::new(body);
+            }
+            echo(req).await
+        }
+    });
+    let proxy = spawn_proxy(Proxy::new(proxy_to(&[backend.local_addr()])));
+    let mut c = RawClient::connect(proxy.local_addr());
+    c.send(
+        b"POST /up HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTrailer: x-sum\r\n\r\n\
+          5\r\nhello\r\n6\r\n world\r\n0\r\nx-sum: 11\r\n\r\n",
+    );
+    let res = c.response();
+    let seen = lines(&res.body);
+    assert!(has(&seen, "body-length: 11"), "{seen:?}");
+    assert!(has(&seen, "trailer x-sum: 11"), "{seen:?}");
+    // The proxy's own framing: the length was not known.
+    assert_eq!(field(&seen, "transfer-encoding"), Some("chunked"));
+    for _ in 0..3 {
+        c.send(b"GET /big HTTP/1.1\r\nHost: h\r\n\r\n");
+        let res = c.response();
+        assert_eq!(res.status, 200);
+        assert_eq!(res.body.len(), 64 * 16 * 1024);
+        assert!(
+            res.body.chunks(16 * 1024).enumerate().all(|(i, c)| c.iter().all(|&b| b == i as u8))
+        );
+        assert_eq!(res.trailers, ["x-checksum: 64"]);
+    }
+    for i in 0..20 {
+        c.send(
+            format!("POST /n HTTP/1.1\r\nHost: h\r\nContent-Length: {i}\r\n\r\n{}", "x".repeat(i))
+                .as_bytes(),
+        );
+        let res = c.response();
+        assert!(has(&lines(&res.body), &format!("body-length: {i}")));
+    }
+    assert_eq!(peers.lock().unwrap().len(), 1, "one upstream connection, kept alive");
+    proxy.shutdown_now();
+    backend.shutdown_now();
+}
+
+/// A backend whose response has two different Content-Lengths: the client sees a 502, never
+/// the response.
+#[test]
+fn bad_framing_from_the_backend_becomes_502() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(4) {
+            let mut s = stream.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            );
+        }
+    });
+    let pool = proxy_to(&[addr]).retries(Retries { attempts: 0, budget_percent: 20 });
+    let proxy = spawn_proxy(Proxy::new(pool));
+    let mut c = RawClient::connect(proxy.local_addr());
+    c.send(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+    let res = c.response();
+    assert_eq!(res.status, 502);
+    assert!(!String::from_utf8_lossy(&res.body).contains("hello"));
+    proxy.shutdown_now();
+}
+
+/// Round-robin over two backends, one of them dead: every request is answered (the dead one's
+/// retried on the live one), and the dead one is ejected after its failures.
+#[test]
+fn a_dead_backend_is_retried_elsewhere_and_ejected() {
+    let live_hits = Arc::new(AtomicUsize::new(0));
+    let hits = live_hits.clone();
+    let live = spawn(move |_req: Request| {
+        hits.fetch_add(1, Ordering::Relaxed);
+        async { "live" }
+    });
+    let dead = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let pool = proxy_to(&[dead, live.local_addr()])
+        .eject(Eject { after: 2, duration: Duration::from_secs(60) });
+    let proxy = Proxy::new(pool);
+    let handle = spawn_proxy(proxy.clone());
+    let mut c = RawClient::connect(handle.local_addr());
+    for _ in 0..10 {
+        c.send(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+        let res = c.response();
+        assert_eq!(res.status, 200);
+        assert_eq!(res.body, b"live");
+    }
+    assert_eq!(live_hits.load(Ordering::Relaxed), 10);
+    let metrics = proxy.metrics();
+    assert!(
+        metrics.contains(&format!("peregrine_upstream_up{{upstream=\"http://{dead}\"}} 0")),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            "peregrine_upstream_failures_total{{upstream=\"http://{dead}\"}} 2"
+        )),
+        "{metrics}"
+    );
+    // A POST with a body to a dead server is still retried: nothing was sent.
+    c.send(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi");
+    assert_eq!(c.response().status, 200);
+    handle.shutdown_now();
+    live.shutdown_now();
+}
+
+/// A backend that never answers: 504 once the response-head timeout passes, while the other
+/// backend keeps answering at once.
+#[test]
+fn a_stalled_backend_times_out_with_504_and_slows_no_other() {
+    let stall = TcpListener::bind("127.0.0.1:0").unwrap();
+    let stall_addr = stall.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in stall.incoming().take(8) {
+            held.push(s);
+        }
+    });
+    let fast = spawn(|_req: Request| async { "fast" });
+    let timeouts = Timeouts { response_head: Duration::from_millis(300), ..Timeouts::default() };
+    let slow_pool = proxy_to(&[stall_addr])
+        .timeouts(timeouts)
+        .retries(Retries { attempts: 0, budget_percent: 0 });
+    let proxy = Proxy::builder()
+        .route(Route::new(slow_pool).prefix("/slow"))
+        .route(Route::new(proxy_to(&[fast.local_addr()])))
+        .build();
+    let handle = spawn_proxy(proxy);
+    let addr = handle.local_addr();
+    let slow = std::thread::spawn(move || {
+        let mut c = RawClient::connect(addr);
+        c.send(b"GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
+        let started = std::time::Instant::now();
+        let res = c.response();
+        (res.status, started.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    let mut c = RawClient::connect(addr);
+    let started = std::time::Instant::now();
+    c.send(b"GET /fast HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(c.response().body, b"fast");
+    assert!(started.elapsed() < Duration::from_millis(200));
+    let (status, took) = slow.join().unwrap();
+    assert_eq!(status, 504);
+    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(5), "{took:?}");
+    handle.shutdown_now();
+    fast.shutdown_now();
+}
+
+/// HTTP/2 clients (h2c by prior knowledge) through the proxy to an HTTP/1.1 backend, and the
+/// proxy to an h2c backend.
+#[test]
+fn http2_in_front_and_behind() {
+    let backend = spawn(echo);
+    let h1_proxy = spawn_proxy(Proxy::new(proxy_to(&[backend.local_addr()])));
+    let h2_pool = proxy_to(&[backend.local_addr()]).protocol(UpstreamProtocol::Http2);
+    let h2_proxy = spawn_proxy(Proxy::new(h2_pool));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let client = Client::builder().http2_prior_knowledge().build();
+        for proxy in [&h1_proxy, &h2_proxy] {
+            let url = format!("http://{}/x?y", proxy.local_addr());
+            let req = http::Request::post(&url).header("x-a", "1").body("payload").unwrap();
+            let mut res = client.send(req).await.unwrap();
+            assert_eq!(res.status(), 200);
+            let body = std::mem::take(res.body_mut()).to_bytes(1 << 20).await.unwrap();
+            let seen = lines(&body);
+            assert!(has(&seen, "POST /x?y"), "{seen:?}");
+            assert!(has(&seen, "body-length: 7"), "{seen:?}");
+            assert_eq!(field(&seen, "x-a"), Some("1"));
+            assert_eq!(field(&seen, "via"), Some("2 peregrine"));
+        }
+    });
+    h1_proxy.shutdown_now();
+    h2_proxy.shutdown_now();
+    backend.shutdown_now();
+}
