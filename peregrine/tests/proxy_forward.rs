@@ -334,3 +334,51 @@ fn http2_in_front_and_behind() {
     h2_proxy.shutdown_now();
     backend.shutdown_now();
 }
+
+/// The access log names the upstream that answered and its time; the metrics endpoint shows
+/// each upstream's counters after the server's own.
+#[test]
+fn access_log_and_metrics_name_the_upstream() {
+    let backend = spawn(|_req: Request| async { "ok" });
+    let proxy = Proxy::new(proxy_to(&[backend.local_addr()]));
+    let logged = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = logged.clone();
+    let p = proxy.clone();
+    let handle = peregrine::Server::bind("127.0.0.1:0")
+        .workers(1)
+        .config(support::test_config())
+        .metrics("/metrics")
+        .metrics_extra(move || p.metrics())
+        .access_log(move |e| {
+            sink.lock().unwrap().push((
+                e.target.to_owned(),
+                e.upstream.map(str::to_owned),
+                e.upstream_duration,
+            ));
+        })
+        .spawn(proxy)
+        .unwrap();
+    let mut c = RawClient::connect(handle.local_addr());
+    c.send(b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(c.response().body, b"ok");
+    c.send(b"GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n");
+    let metrics = String::from_utf8(c.response().body).unwrap();
+    let upstream = format!("http://{}", backend.local_addr());
+    assert!(metrics.contains("peregrine_requests_total"), "{metrics}");
+    assert!(
+        metrics
+            .contains(&format!("peregrine_upstream_requests_total{{upstream=\"{upstream}\"}} 1")),
+        "{metrics}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while logged.lock().unwrap().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let logged = logged.lock().unwrap();
+    assert_eq!(logged[0].0, "/a");
+    assert_eq!(logged[0].1.as_deref(), Some(upstream.as_str()));
+    assert!(logged[0].2.is_some());
+    assert_eq!((logged[1].0.as_str(), logged[1].1.as_deref()), ("/metrics", None));
+    handle.shutdown_now();
+    backend.shutdown_now();
+}

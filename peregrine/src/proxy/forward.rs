@@ -85,6 +85,7 @@ pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Req
         let s = &pool.servers[server];
         s.requests.fetch_add(1, Ordering::Relaxed);
         s.in_flight.fetch_add(1, Ordering::Relaxed);
+        let started = std::time::Instant::now();
         let attempt = exchange(&shared, &local, pool, route, server, &req, &mut body);
         let outcome = match total {
             Some(at) => match tokio::time::timeout_at(at, attempt).await {
@@ -102,7 +103,10 @@ pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Req
             None => attempt.await,
         };
         match outcome {
-            Ok(response) => return response,
+            Ok(response) => {
+                crate::server::note_upstream(&s.name, started.elapsed());
+                return response;
+            }
             Err(failure) => {
                 s.in_flight.fetch_sub(1, Ordering::Relaxed);
                 pool.failed(server);
@@ -119,6 +123,7 @@ pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Req
                     "proxy: {}", failure.error
                 );
                 if !again {
+                    crate::server::note_upstream(&s.name, started.elapsed());
                     return failed(&failure.error);
                 }
                 attempts += 1;

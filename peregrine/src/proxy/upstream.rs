@@ -321,7 +321,7 @@ impl Upstreams {
 pub(crate) struct Server {
     pub(crate) origin: Origin,
     /// Its URL, for the log and the metrics.
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
     /// Requests sent and not yet answered in full (for least-requests).
     pub(crate) in_flight: AtomicUsize,
     /// Consecutive failed requests (passive health).
@@ -364,7 +364,7 @@ impl Pool {
             .iter()
             .map(|(origin, name)| Server {
                 origin: origin.clone(),
-                name: name.clone(),
+                name: name.as_str().into(),
                 in_flight: AtomicUsize::new(0),
                 fails: AtomicU32::new(0),
                 ejected_until: AtomicU64::new(0),

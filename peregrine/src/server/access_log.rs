@@ -42,6 +42,12 @@ pub struct LogEntry<'a> {
     pub referer: Option<&'a [u8]>,
     /// The server answered without running a handler: the request broke a rule.
     pub refused: bool,
+    /// The upstream server that answered, for a request a [`Proxy`](crate::proxy::Proxy)
+    /// forwarded (its URL).
+    pub upstream: Option<&'a str>,
+    /// From the request sent upstream to its response head, for a proxied request (nginx's
+    /// `$upstream_header_time`).
+    pub upstream_duration: Option<Duration>,
 }
 
 impl<'a> LogEntry<'a> {
@@ -67,8 +73,33 @@ impl<'a> LogEntry<'a> {
             user_agent: None,
             referer: None,
             refused: false,
+            upstream: None,
+            upstream_duration: None,
         }
     }
+}
+
+/// The upstream that answered the response a handler just returned, and its time: set by the
+/// proxy as its future completes, taken by the driver as it receives that response (on the
+/// same thread, before any other handler's response), for the access log.
+type UpstreamNote = Option<(std::sync::Arc<str>, Duration)>;
+
+thread_local! {
+    static UPSTREAM: std::cell::RefCell<UpstreamNote> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records the upstream of the response being returned (see [`UpstreamNote`]).
+pub(crate) fn note_upstream(name: &std::sync::Arc<str>, took: Duration) {
+    UPSTREAM.with_borrow_mut(|n| match n {
+        // The same upstream as last time: no reference count touched.
+        Some((old, t)) if std::sync::Arc::ptr_eq(old, name) => *t = took,
+        _ => *n = Some((name.clone(), took)),
+    });
+}
+
+/// Takes the note of the response the driver just received.
+fn take_upstream() -> UpstreamNote {
+    UPSTREAM.with_borrow_mut(Option::take)
 }
 
 /// The access log function, shared by the workers.
@@ -90,6 +121,7 @@ pub(crate) struct LogState {
     pub(crate) started: Option<Instant>,
     pub(crate) status: u16,
     pub(crate) bytes: u64,
+    pub(crate) upstream: UpstreamNote,
 }
 
 impl LogState {
@@ -100,6 +132,14 @@ impl LogState {
         self.started = Some(Instant::now());
         self.status = 0;
         self.bytes = 0;
+        self.upstream = None;
+    }
+
+    /// The handler's response, with `status`, was just received: the upstream it came from.
+    #[inline]
+    pub(crate) fn responded(&mut self, status: u16) {
+        self.status = status;
+        self.upstream = take_upstream();
     }
 
     /// Hands the finished request to `log` (once).
@@ -121,6 +161,8 @@ impl LogState {
             user_agent: spans.user_agent.and_then(|r| head.get(r)),
             referer: spans.referer.and_then(|r| head.get(r)),
             refused: false,
+            upstream: self.upstream.as_ref().map(|(u, _)| &**u),
+            upstream_duration: self.upstream.as_ref().map(|(_, d)| *d),
         });
         self.head = Bytes::new();
     }

@@ -58,6 +58,7 @@ use std::time::Duration;
 
 pub use crate::net::{TlsConfig, TlsError};
 pub use access_log::LogEntry;
+pub(crate) use access_log::note_upstream;
 pub use config::Config;
 pub use listen_fds::listen_fds;
 pub use proxy::{InvalidNetwork, Network, ProxyProtocol};
@@ -100,7 +101,18 @@ pub struct Server {
     proxy: Option<Arc<ProxyProtocol>>,
     health: Option<Box<str>>,
     metrics: Option<Box<str>>,
+    metrics_extra: Option<MetricsExtra>,
     fixed: Vec<(String, crate::Response)>,
+}
+
+/// More metrics, rendered at each scrape ([`Server::metrics_extra`]).
+#[derive(Clone)]
+pub(crate) struct MetricsExtra(pub(crate) Arc<dyn Fn() -> String + Send + Sync>);
+
+impl std::fmt::Debug for MetricsExtra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MetricsExtra(..)")
+    }
 }
 
 impl Server {
@@ -156,6 +168,7 @@ impl Server {
             proxy: None,
             health: None,
             metrics: None,
+            metrics_extra: None,
             fixed: Vec::new(),
         }
     }
@@ -290,6 +303,25 @@ impl Server {
         self
     }
 
+    /// Appends the series `render` writes (Prometheus text, each with its `# TYPE` line) to
+    /// what [`Server::metrics`] answers, at each scrape: a handler's own counters, such as a
+    /// proxy's per-upstream ones ([`Proxy::metrics`](crate::proxy::Proxy::metrics)).
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::proxy::{Proxy, Upstreams};
+    /// use peregrine::Server;
+    /// let proxy = Proxy::new(Upstreams::new(["http://127.0.0.1:9001"])?);
+    /// let p = proxy.clone();
+    /// let server = Server::bind("127.0.0.1:0").metrics("/metrics").metrics_extra(move || p.metrics());
+    /// # let _ = (server, proxy);
+    /// # Ok::<(), peregrine::client::Error>(())
+    /// ```
+    pub fn metrics_extra(mut self, render: impl Fn() -> String + Send + Sync + 'static) -> Server {
+        self.metrics_extra = Some(MetricsExtra(Arc::new(render)));
+        self
+    }
+
     /// Answers `GET` and `HEAD` of `path` itself with `response`, before the handler, as
     /// nginx's `return` does: for a liveness probe, a `robots.txt`, a fixed status document.
     /// `path` is compared with the request's path as sent, without its query; other methods,
@@ -411,6 +443,7 @@ impl Server {
                 Arc::new(ops::Ops {
                     health: self.health.clone(),
                     metrics: self.metrics.clone().zip(counters.clone()),
+                    metrics_extra: self.metrics_extra.clone(),
                     shutdown: shutdown.clone(),
                     fixed_h1: !fixed.is_empty() && self.access_log.is_none() && counters.is_none(),
                     fixed,

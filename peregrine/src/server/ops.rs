@@ -18,6 +18,8 @@ use crate::response::Response;
 pub(crate) struct Ops {
     pub(crate) health: Option<Box<str>>,
     pub(crate) metrics: Option<(Box<str>, Arc<Metrics>)>,
+    /// More series appended to the metrics ([`Server::metrics_extra`](super::Server::metrics_extra)).
+    pub(crate) metrics_extra: Option<super::MetricsExtra>,
     pub(crate) shutdown: Arc<ShutdownSignal>,
     /// Fixed answers, each for its own path (none of them health's or metrics').
     pub(crate) fixed: Vec<Fixed>,
@@ -55,7 +57,11 @@ impl Ops {
             if at.as_bytes() != path {
                 return None;
             }
-            (StatusCode::OK, metrics.render(draining))
+            let mut text = metrics.render(draining);
+            if let Some(extra) = &self.metrics_extra {
+                text.push_str(&(extra.0)());
+            }
+            (StatusCode::OK, text)
         };
         let content_type = match is_health {
             true => "text/plain; charset=utf-8",
@@ -80,6 +86,7 @@ mod tests {
         let ops = Ops {
             health: Some("/healthz".into()),
             metrics: Some(("/metrics".into(), Arc::new(Metrics::new(1)))),
+            metrics_extra: None,
             shutdown: shutdown.clone(),
             fixed: Vec::new(),
             fixed_h1: false,

@@ -134,7 +134,7 @@ impl<H: Handler> H1Conn<H> {
             self.conn.shutdown();
         }
         if let Some(log) = &mut self.log {
-            log.status = res.status().as_u16();
+            log.responded(res.status().as_u16());
         }
         let upgrade = res.take_upgrade();
         match self.encode_response(res) {

@@ -575,7 +575,7 @@ impl<H: Handler> H2Conn<H> {
             respond::send_head(conn, t.stream, &mut response, t.head, &date, &mut self.head_cache);
         t.status = response.status().as_u16();
         if let Some(log) = &mut t.log {
-            log.status = t.status;
+            log.responded(t.status);
         }
         match out {
             Ok(out) => {
