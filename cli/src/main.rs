@@ -6,8 +6,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod console;
+mod flags;
+mod frontend;
 mod load;
+mod log;
 mod serve;
+mod tls;
 mod units;
 
 /// A fast, strict HTTP/1.1 and HTTP/2 server, with HTTPS, and a load generator.

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use peregrine::server::TlsConfig;
 
-use super::args::TlsArgs;
-use super::describe;
+use crate::flags::TlsArgs;
+use crate::frontend::describe;
 
 /// The TLS configuration the flags ask for (with the path of a generated certificate), or a
 /// one-line reason naming the file at fault.
