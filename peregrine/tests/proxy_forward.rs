@@ -382,3 +382,48 @@ fn access_log_and_metrics_name_the_upstream() {
     handle.shutdown_now();
     backend.shutdown_now();
 }
+
+/// A route to a directory beside a route to a pool: `/static/...` from files, the rest
+/// proxied.
+#[test]
+fn a_route_to_files_beside_a_pool() {
+    let dir = std::env::temp_dir().join(format!("peregrine-proxy-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), b"from a file").unwrap();
+    let backend = spawn(|_req: Request| async { "proxied" });
+    let files = peregrine::files::ServeDir::new(&dir).unwrap();
+    let proxy = Proxy::builder()
+        .route(Route::files(files).prefix("/static").rewrite(PathRewrite::StripPrefix))
+        .route(Route::new(proxy_to(&[backend.local_addr()])))
+        .build();
+    let handle = spawn_proxy(proxy);
+    let mut c = RawClient::connect(handle.local_addr());
+    c.send(b"GET /static/a.txt HTTP/1.1\r\nHost: h\r\n\r\n");
+    let res = c.response();
+    assert_eq!((res.status, res.body.as_slice()), (200, &b"from a file"[..]));
+    c.send(b"GET /static/missing.txt HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(c.response().status, 404);
+    c.send(b"GET /a.txt HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(c.response().body, b"proxied");
+    handle.shutdown_now();
+    backend.shutdown_now();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A reload replaces the routes for the next requests, on a connection that stays open.
+#[test]
+fn reload_switches_pools_without_dropping_the_connection() {
+    let a = spawn(|_req: Request| async { "a" });
+    let b = spawn(|_req: Request| async { "b" });
+    let proxy = Proxy::new(proxy_to(&[a.local_addr()]));
+    let handle = spawn_proxy(proxy.clone());
+    let mut c = RawClient::connect(handle.local_addr());
+    c.send(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(c.response().body, b"a");
+    proxy.reload(Proxy::builder().route(Route::new(proxy_to(&[b.local_addr()]))));
+    c.send(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(c.response().body, b"b");
+    handle.shutdown_now();
+    a.shutdown_now();
+    b.shutdown_now();
+}

@@ -48,6 +48,9 @@ pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Req
         return answer(StatusCode::NOT_FOUND, "no route for this request");
     };
     let (route, pool) = (&shared.routes[index].0, &shared.routes[index].1);
+    let Some(pool) = pool else {
+        return files(route, &req);
+    };
     if let Err(refusal) = translate::check(&req, req.target()) {
         return answer(refusal.status(), refusal.reason());
     }
@@ -130,6 +133,19 @@ pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Req
             }
         }
     }
+}
+
+/// The answer of a route to files: the path after the rewrite, as `ServeDir` answers it.
+fn files(route: &Route, req: &Request) -> Response {
+    let super::route::Target::Files(dir) = &route.target else {
+        return answer(StatusCode::INTERNAL_SERVER_ERROR, "a route without a target");
+    };
+    SCRATCH.with(|s| {
+        let mut path = s.borrow_mut();
+        path.clear();
+        route.target(req.path(), None, &mut path);
+        dir.serve_path(req, &path)
+    })
 }
 
 /// A response the proxy gives itself.

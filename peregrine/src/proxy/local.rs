@@ -3,9 +3,10 @@
 //! [`Proxy`](super::Proxy) handler is cloned once per worker), so the lock below is never
 //! contended on the server; it is there because a handler is `Send` and may be used elsewhere.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use super::Shared;
 use super::balance::Rng;
 use crate::client::conn::Connection;
 
@@ -46,6 +47,8 @@ impl Idle {
 pub(crate) struct Local {
     idle: Mutex<Vec<Idle>>,
     pub(crate) rng: Mutex<Rng>,
+    /// The routes this worker last saw, and their generation (see `Proxy::reload`).
+    pub(crate) shared: Mutex<(u64, Arc<Shared>)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -53,8 +56,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Local {
-    pub(crate) fn new(seed: u64) -> Local {
-        Local { idle: Mutex::new(Vec::new()), rng: Mutex::new(Rng::new(seed)) }
+    pub(crate) fn new(seed: u64, generation: u64, shared: Arc<Shared>) -> Local {
+        Local {
+            idle: Mutex::new(Vec::new()),
+            rng: Mutex::new(Rng::new(seed)),
+            shared: Mutex::new((generation, shared)),
+        }
     }
 
     /// The most recently used idle connection for `key` that is still open and has not been

@@ -68,6 +68,7 @@ mod upstream;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 pub use balance::{Balance, HashKey};
@@ -84,7 +85,8 @@ use upstream::Pool;
 /// What every worker's copy of a proxy shares.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    routes: Vec<(Route, Arc<Pool>)>,
+    /// Each route with its pool (none for a route to files).
+    routes: Vec<(Route, Option<Arc<Pool>>)>,
     forwarding: Forwarding,
     /// Stops the health checks when the last copy goes.
     _health: Option<health::Checker>,
@@ -128,19 +130,36 @@ impl Shared {
 /// ```
 #[derive(Debug)]
 pub struct Proxy {
-    shared: Arc<Shared>,
+    current: Arc<Current>,
     local: Arc<Local>,
+}
+
+/// The routes in force, replaced whole by [`Proxy::reload`]; each worker keeps the ones it
+/// last saw with their generation, and looks again only when the generation moved.
+#[derive(Debug)]
+struct Current {
+    shared: std::sync::Mutex<Arc<Shared>>,
+    generation: AtomicU64,
+}
+
+impl Current {
+    fn get(&self) -> Arc<Shared> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl Clone for Proxy {
     fn clone(&self) -> Proxy {
-        Proxy { shared: self.shared.clone(), local: Arc::new(Local::new(seed(&self.shared))) }
+        let shared = self.current.get();
+        let local =
+            Local::new(seed(&shared), self.current.generation.load(Ordering::Acquire), shared);
+        Proxy { current: self.current.clone(), local: Arc::new(local) }
     }
 }
 
 /// A worker's seed for its random choices: the pools' own, or the clock's.
 fn seed(shared: &Shared) -> u64 {
-    match shared.routes.iter().find_map(|(_, p)| p.seed) {
+    match shared.routes.iter().find_map(|(_, p)| p.as_ref()?.seed) {
         Some(seed) => seed,
         None => {
             let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
@@ -159,6 +178,36 @@ impl Proxy {
     /// A proxy with routes and settings.
     pub fn builder() -> ProxyBuilder {
         ProxyBuilder { routes: Vec::new(), forwarding: Forwarding::default() }
+    }
+
+    /// Replaces the routes, pools and forwarding settings with `builder`'s, for every copy of
+    /// this proxy (every worker): requests that start from now on use them, requests under way
+    /// finish with the old ones, and no connection is dropped. The old pools' health checks
+    /// stop once every worker has moved on to the new routes (at its next request); their
+    /// idle connections close after their idle timeout.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::proxy::{Proxy, Upstreams};
+    /// let proxy = Proxy::new(Upstreams::new(["http://127.0.0.1:9001"])?);
+    /// proxy.reload(Proxy::builder().route(peregrine::proxy::Route::new(Upstreams::new(["http://127.0.0.1:9002"])?)));
+    /// assert!(proxy.metrics().contains("127.0.0.1:9002"));
+    /// # Ok::<(), peregrine::client::Error>(())
+    /// ```
+    pub fn reload(&self, builder: ProxyBuilder) {
+        let shared = Arc::new(builder.shared());
+        *self.current.shared.lock().unwrap_or_else(|e| e.into_inner()) = shared;
+        self.current.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The routes in force for this copy's next request.
+    fn shared(&self) -> Arc<Shared> {
+        let generation = self.current.generation.load(Ordering::Acquire);
+        let mut cached = self.local.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if cached.0 != generation {
+            *cached = (generation, self.current.get());
+        }
+        cached.1.clone()
     }
 
     /// The servers of every route's pool, with their state, in the Prometheus text format:
@@ -190,9 +239,10 @@ impl Proxy {
             }),
             ("peregrine_upstream_up", "gauge", |p, i| u64::from(p.is_up(i))),
         ];
+        let shared = self.current.get();
         for (name, kind, value) in series {
             let _ = writeln!(out, "# TYPE {name} {kind}");
-            for (_, pool) in &self.shared.routes {
+            for pool in shared.routes.iter().filter_map(|(_, p)| p.as_ref()) {
                 for (i, s) in pool.servers.iter().enumerate() {
                     let _ = writeln!(out, "{name}{{upstream=\"{}\"}} {}", s.name, value(pool, i));
                 }
@@ -225,19 +275,29 @@ impl ProxyBuilder {
     /// The proxy; its health checks (if any pool has them) start now, on a thread of their
     /// own, and stop when the last copy of the proxy is dropped.
     pub fn build(self) -> Proxy {
-        let routes: Vec<(Route, Arc<Pool>)> = self
+        let shared = Arc::new(self.shared());
+        let local = Local::new(seed(&shared), 0, shared.clone());
+        let current =
+            Current { shared: std::sync::Mutex::new(shared), generation: AtomicU64::new(0) };
+        Proxy { current: Arc::new(current), local: Arc::new(local) }
+    }
+
+    fn shared(self) -> Shared {
+        let routes: Vec<(Route, Option<Arc<Pool>>)> = self
             .routes
             .into_iter()
             .map(|r| {
-                let pool = Pool::new(&r.upstreams);
+                let pool = match &r.target {
+                    route::Target::Upstreams(u) => Some(Pool::new(u)),
+                    route::Target::Files(_) => None,
+                };
                 (r, pool)
             })
             .collect();
         let pools: Vec<Arc<Pool>> =
-            routes.iter().filter(|(_, p)| p.health.is_some()).map(|(_, p)| p.clone()).collect();
+            routes.iter().filter_map(|(_, p)| p.clone()).filter(|p| p.health.is_some()).collect();
         let checker = health::Checker::start(pools);
-        let shared = Arc::new(Shared { routes, forwarding: self.forwarding, _health: checker });
-        Proxy { local: Arc::new(Local::new(seed(&shared))), shared }
+        Shared { routes, forwarding: self.forwarding, _health: checker }
     }
 }
 
@@ -265,7 +325,7 @@ impl crate::Handler for Proxy {
     type Future = ProxyFuture;
 
     fn call(&self, req: Request) -> ProxyFuture {
-        let (shared, local) = (self.shared.clone(), self.local.clone());
+        let (shared, local) = (self.shared(), self.local.clone());
         ProxyFuture(RouteFuture::new(forward::forward(shared, local, req)))
     }
 }

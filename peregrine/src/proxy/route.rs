@@ -133,12 +133,41 @@ pub struct Route {
     pub(crate) request_headers: HeaderOps,
     pub(crate) response_headers: HeaderOps,
     pub(crate) max_body_bytes: Option<u64>,
-    pub(crate) upstreams: Upstreams,
+    pub(crate) target: Target,
+}
+
+/// Where a route's requests go.
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    /// An upstream pool.
+    Upstreams(Upstreams),
+    /// Files, served as [`ServeDir`](crate::files::ServeDir) serves them.
+    Files(crate::files::ServeDir),
 }
 
 impl Route {
     /// Every request (prefix `/`, any host) to `upstreams`, unchanged.
     pub fn new(upstreams: Upstreams) -> Route {
+        Route::to(Target::Upstreams(upstreams))
+    }
+
+    /// Every request (prefix `/`, any host) answered from the files of `dir`, as `peregrine
+    /// serve` answers (the path after the prefix, with [`PathRewrite::StripPrefix`], or the
+    /// whole path); the header and Host settings do not apply.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use peregrine::files::ServeDir;
+    /// use peregrine::proxy::{PathRewrite, Route};
+    /// let assets = Route::files(ServeDir::new("./public")?).prefix("/static").rewrite(PathRewrite::StripPrefix);
+    /// # drop(assets);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn files(dir: crate::files::ServeDir) -> Route {
+        Route::to(Target::Files(dir))
+    }
+
+    fn to(target: Target) -> Route {
         Route {
             host: None,
             prefix: "/".to_owned(),
@@ -147,7 +176,7 @@ impl Route {
             request_headers: HeaderOps::default(),
             response_headers: HeaderOps::default(),
             max_body_bytes: None,
-            upstreams,
+            target,
         }
     }
 
