@@ -11,13 +11,15 @@ use peregrine::server::LogEntry;
 pub enum Format {
     /// Common Log Format, as Apache's `common` (`%h %l %u %t "%r" %>s %b`) and nginx's
     /// default without the last two fields:
-    /// `127.0.0.1 - - [24/Nov/2026:05:32:30 +0000] "GET /a.txt HTTP/1.1" 200 12`.
+    /// `127.0.0.1 - - [24/Nov/2026:05:32:30 +0000] "GET /a.txt HTTP/1.1" 200 12`; a proxied
+    /// request adds `upstream=URL upstream_time=SECONDS` (here and in `combined`).
     Common,
     /// Apache's and nginx's `combined`: `common` then `"%{Referer}i" "%{User-agent}i"`.
     Combined,
     /// One JSON object per line: time (RFC 3339, UTC, milliseconds), remote_addr, method,
     /// target, version (null when unknown), status, body_bytes, duration_ms, user_agent,
-    /// referer (null when absent), refused.
+    /// referer (null when absent), refused; for a proxied request also upstream and
+    /// upstream_ms.
     Json,
 }
 
@@ -46,6 +48,15 @@ pub fn write_line(format: Format, e: &LogEntry<'_>, now: SystemTime, out: &mut V
                         None => out.push(b'-'),
                     }
                     out.push(b'"');
+                }
+            }
+            // A proxied request: nginx's $upstream_addr and $upstream_header_time, as
+            // key=value after the standard fields so that CLF parsers still read the line.
+            if let Some(up) = e.upstream {
+                out.extend_from_slice(b" upstream=");
+                clf_escape(up.as_bytes(), false, out);
+                if let Some(d) = e.upstream_duration {
+                    let _ = write!(out, " upstream_time={:.3}", d.as_secs_f64());
                 }
             }
         }
@@ -137,7 +148,16 @@ fn json(e: &LogEntry<'_>, start: SystemTime, out: &mut Vec<u8>) {
     json_opt(e.user_agent, out);
     out.extend_from_slice(b",\"referer\":");
     json_opt(e.referer, out);
-    let _ = write!(out, ",\"refused\":{}}}", e.refused);
+    let _ = write!(out, ",\"refused\":{}", e.refused);
+    // Only for a proxied request: serve's lines stay as they were.
+    if let Some(up) = e.upstream {
+        out.extend_from_slice(b",\"upstream\":");
+        json_string(up.as_bytes(), out);
+        if let Some(d) = e.upstream_duration {
+            let _ = write!(out, ",\"upstream_ms\":{:.3}", millis(d));
+        }
+    }
+    out.push(b'}');
 }
 
 fn millis(d: Duration) -> f64 {
@@ -223,7 +243,22 @@ mod tests {
         let mut refused_partly = entry();
         (refused_partly.target, refused_partly.version) = ("/a\\x01b\"", None);
         (refused_partly.status, refused_partly.refused) = (400, true);
+        let mut proxied = entry();
+        proxied.upstream = Some("http://127.0.0.1:9001");
+        proxied.upstream_duration = Some(Duration::from_micros(1200));
         let cases = [
+            Case {
+                name: "common, proxied",
+                format: Format::Common,
+                entry: proxied,
+                expect: "127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] \"GET /a.txt?x=1 HTTP/1.1\" 200 12 upstream=http://127.0.0.1:9001 upstream_time=0.001\n",
+            },
+            Case {
+                name: "json, proxied",
+                format: Format::Json,
+                entry: proxied,
+                expect: "{\"time\":\"2000-10-10T13:55:36.001Z\",\"remote_addr\":\"127.0.0.1:41234\",\"method\":\"GET\",\"target\":\"/a.txt?x=1\",\"version\":\"HTTP/1.1\",\"status\":200,\"body_bytes\":12,\"duration_ms\":1.500,\"user_agent\":null,\"referer\":null,\"refused\":false,\"upstream\":\"http://127.0.0.1:9001\",\"upstream_ms\":1.200}\n",
+            },
             Case {
                 name: "common",
                 format: Format::Common,

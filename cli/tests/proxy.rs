@@ -1,0 +1,369 @@
+//! `peregrine proxy` end to end: the real binary in front of real `peregrine serve` backends,
+//! all on 127.0.0.1 with ports the kernel picks (the printed URLs tell which), checked with a
+//! small raw HTTP/1.1 client.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_peregrine");
+
+/// A temporary directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(files: &[(&str, &str)]) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "peregrine-cli-proxy-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `peregrine` process: the address it printed, and its stderr lines as they come.
+struct Running {
+    child: Child,
+    addr: SocketAddr,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Running {
+    /// Starts `peregrine ARGS` and reads the first line, which must start with `starts` and end
+    /// with the URL.
+    fn start(args: &[&str], starts: &str) -> Running {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start peregrine");
+        let (tx, stderr) = mpsc::channel();
+        let err = BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line
+            .split(' ')
+            .find_map(|w| w.strip_prefix("http://"))
+            .and_then(|a| a.trim_end().parse().ok());
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            let err: Vec<String> = stderr.try_iter().collect();
+            panic!("no URL in {line:?}; stderr: {err:?}");
+        };
+        assert!(line.starts_with(starts), "{line}");
+        Running { child, addr, stderr }
+    }
+
+    /// A backend: `peregrine serve DIR`.
+    fn serve(dir: &Path) -> Running {
+        let dir = dir.to_str().unwrap();
+        Running::start(
+            &["serve", dir, "--addr", "127.0.0.1:0", "--quiet", "--workers", "1"],
+            "Serving ",
+        )
+    }
+
+    /// `peregrine proxy` with `extra` flags.
+    fn proxy(extra: &[&str]) -> Running {
+        let mut args = vec!["proxy", "--addr", "127.0.0.1:0", "--drain-grace", "0"];
+        args.extend_from_slice(extra);
+        Running::start(&args, "Proxying http://")
+    }
+
+    /// Waits for a stderr line containing `text`, and returns it.
+    fn stderr_line(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.stderr.recv_timeout(left) {
+                Ok(line) if line.contains(text) => return line,
+                Ok(line) => seen.push(line),
+                Err(_) => break,
+            }
+        }
+        panic!("no stderr line with {text:?}; saw {seen:?}");
+    }
+
+    fn signal(&self, name: &str) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args([name, &pid]).status().unwrap().success());
+    }
+
+    /// SIGTERM, then the exit status.
+    fn terminate(mut self) -> ExitStatus {
+        self.signal("-TERM");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "no exit within 10 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tiny HTTP/1.1 client: one keep-alive connection, Content-Length framing (what peregrine
+/// sends for files and its own answers).
+struct Client {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        Client { stream, buf: Vec::new() }
+    }
+
+    /// `GET target` on this connection: the status, the fields and the body.
+    fn get(&mut self, target: &str) -> (u16, String, String) {
+        let req = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        self.stream.write_all(req.as_bytes()).unwrap();
+        let end = loop {
+            if let Some(i) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i;
+            }
+            assert!(self.fill() > 0, "connection closed before a response head");
+        };
+        let head = String::from_utf8(self.buf[..end].to_vec()).unwrap();
+        self.buf.drain(..end + 4);
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let len: usize = head
+            .lines()
+            .find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                n.eq_ignore_ascii_case("content-length").then(|| v.trim().parse().unwrap())
+            })
+            .expect("a Content-Length");
+        while self.buf.len() < len {
+            assert!(self.fill() > 0, "connection closed inside a body");
+        }
+        let body = String::from_utf8(self.buf.drain(..len).collect()).unwrap();
+        (status, head, body)
+    }
+
+    fn fill(&mut self) -> usize {
+        let mut chunk = [0; 16 * 1024];
+        let n = self.stream.read(&mut chunk).expect("read");
+        self.buf.extend_from_slice(&chunk[..n]);
+        n
+    }
+}
+
+/// One request on a new connection: the status and the body.
+fn get(addr: SocketAddr, target: &str) -> (u16, String) {
+    let (status, _, body) = Client::connect(addr).get(target);
+    (status, body)
+}
+
+/// Two backends behind `--to`: requests alternate between them (round-robin, one worker), the
+/// access log names the upstream of each with its time, `--metrics` counts per upstream,
+/// `--health` answers, and SIGTERM drains and exits 0.
+#[test]
+fn to_two_backends_round_robin() {
+    let (dir_a, dir_b) = (TempDir::new(&[("who", "a")]), TempDir::new(&[("who", "b")]));
+    let (a, b) = (Running::serve(&dir_a.0), Running::serve(&dir_b.0));
+    let logs = TempDir::new(&[]);
+    let log = logs.0.join("access.log");
+    let to = format!("http://{},http://{}", a.addr, b.addr);
+    let proxy = Running::proxy(&[
+        "--to",
+        &to,
+        "--workers",
+        "1",
+        "--metrics",
+        "/metrics",
+        "--health",
+        "/healthz",
+        "--access-log",
+        log.to_str().unwrap(),
+    ]);
+    let mut client = Client::connect(proxy.addr);
+    let got: Vec<String> = (0..4).map(|_| client.get("/who").2).collect();
+    assert_eq!(got, ["a", "b", "a", "b"]);
+    // A new connection goes on where the pool is.
+    assert_eq!(get(proxy.addr, "/who"), (200, "a".to_owned()));
+    assert_eq!(get(proxy.addr, "/healthz").0, 200);
+    let (status, metrics) = get(proxy.addr, "/metrics");
+    assert_eq!(status, 200);
+    for (up, n) in [(a.addr, 3), (b.addr, 2)] {
+        let line = format!("peregrine_upstream_requests_total{{upstream=\"http://{up}\"}} {n}");
+        assert!(metrics.contains(&line), "{line} not in\n{metrics}");
+        let line = format!("peregrine_upstream_up{{upstream=\"http://{up}\"}} 1");
+        assert!(metrics.contains(&line), "{line} not in\n{metrics}");
+    }
+    drop(client);
+    assert!(proxy.terminate().success());
+    let log = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("GET /who ")).collect();
+    assert_eq!(lines.len(), 5, "{log}");
+    assert!(lines[0].contains(&format!(" upstream=http://{} upstream_time=0.", a.addr)), "{log}");
+    assert!(lines[1].contains(&format!(" upstream=http://{} upstream_time=0.", b.addr)), "{log}");
+    // The proxy's own answers name no upstream.
+    assert!(log.lines().any(|l| l.contains("GET /healthz ") && !l.contains("upstream=")), "{log}");
+}
+
+/// A file with a route to a directory (served as `serve` serves it, prefix stripped) and one
+/// to a backend; the longest prefix wins, fields are set on the way to the backend.
+#[test]
+fn config_routes_to_a_directory_and_a_backend() {
+    let app = TempDir::new(&[("who", "app"), ("staticx", "the app's, not the directory's")]);
+    let backend = Running::serve(&app.0);
+    let site = TempDir::new(&[("style.css", "body{}")]);
+    let conf = TempDir::new(&[]);
+    let file = conf.0.join("proxy.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[upstream.app]\nservers = [\"http://{}\"]\n\n\
+             [[route]]\nupstream = \"app\"\nresponse_headers = {{ set = {{ X-Route = \"app\" }} }}\n\n\
+             [[route]]\nprefix = \"/static\"\nfiles = \"{}\"\nstrip_prefix = true\n",
+            backend.addr,
+            site.0.display()
+        ),
+    )
+    .unwrap();
+    let proxy = Running::proxy(&["--config", file.to_str().unwrap(), "--quiet"]);
+    let mut client = Client::connect(proxy.addr);
+    let (status, head, body) = client.get("/static/style.css");
+    assert_eq!((status, body.as_str()), (200, "body{}"));
+    assert!(!head.to_ascii_lowercase().contains("x-route"), "{head}");
+    let (status, head, body) = client.get("/who");
+    assert_eq!((status, body.as_str()), (200, "app"));
+    assert!(head.to_ascii_lowercase().contains("x-route: app"), "{head}");
+    // Not under the prefix (it matches at a segment boundary): the backend's.
+    assert_eq!(client.get("/staticx").2, "the app's, not the directory's");
+    assert!(client.get("/static").2.contains("style.css"), "the directory's listing");
+    assert_eq!(client.get("/static/missing").0, 404);
+    assert!(proxy.terminate().success());
+}
+
+/// SIGHUP reads the file again: a good one moves new requests to the new backend, on a
+/// connection opened before (none dropped); a bad one keeps the configuration in force and
+/// stderr says where the error is.
+#[test]
+fn sighup_reloads_a_good_file_and_keeps_the_old_one_over_a_bad_file() {
+    let (dir_a, dir_b) = (TempDir::new(&[("who", "a")]), TempDir::new(&[("who", "b")]));
+    let (a, b) = (Running::serve(&dir_a.0), Running::serve(&dir_b.0));
+    let conf = TempDir::new(&[]);
+    let file = conf.0.join("proxy.toml");
+    let to = |addr: SocketAddr| {
+        format!("[upstream.app]\nservers = [\"http://{addr}\"]\n[[route]]\nupstream = \"app\"\n")
+    };
+    std::fs::write(&file, to(a.addr)).unwrap();
+    let proxy = Running::proxy(&["--config", file.to_str().unwrap(), "--quiet"]);
+    let mut client = Client::connect(proxy.addr);
+    assert_eq!(client.get("/who").2, "a");
+
+    std::fs::write(&file, to(b.addr)).unwrap();
+    proxy.signal("-HUP");
+    proxy.stderr_line("peregrine: reloaded");
+    assert_eq!(client.get("/who").2, "b", "the same connection, the new route");
+    assert_eq!(get(proxy.addr, "/who").1, "b");
+
+    std::fs::write(
+        &file,
+        "[upstream.app]\nservers = [\"http://x\"]\n[[route]]\nupstream = \"ap\"\n",
+    )
+    .unwrap();
+    proxy.signal("-HUP");
+    let line = proxy.stderr_line("reload failed");
+    assert!(line.contains("keeping the configuration in force"), "{line}");
+    assert!(line.contains("route[0]: upstream 'ap' is not defined"), "{line}");
+    std::fs::write(&file, "[[route]\n").unwrap();
+    proxy.signal("-HUP");
+    let line = proxy.stderr_line("reload failed");
+    assert!(line.contains("line 1"), "{line}");
+    assert_eq!(client.get("/who").2, "b");
+    assert!(proxy.terminate().success());
+}
+
+/// Start-up errors: one line on stderr naming the flag or the place in the file, exit 2.
+#[test]
+fn bad_flags_and_files_exit_2_with_the_reason() {
+    let conf = TempDir::new(&[
+        ("unknown.toml", "[[route]]\nupstream = \"app\"\n"),
+        ("typo.toml", "[upstream.app]\nserver = [\"http://127.0.0.1:1\"]\n"),
+        (
+            "timeout.toml",
+            "[upstream.app]\nservers = [\"http://127.0.0.1:1\"]\ntimeouts = { idle = \"10\" }\n[[route]]\nupstream = \"app\"\n",
+        ),
+    ]);
+    let path = |n: &str| conf.0.join(n).to_str().unwrap().to_owned();
+    struct Case {
+        args: Vec<String>,
+        says: &'static str,
+    }
+    let cases = [
+        Case { args: vec!["--to".into(), "ftp://127.0.0.1:1".into()], says: "--to:" },
+        Case {
+            args: vec![
+                "--to".into(),
+                "http://127.0.0.1:1".into(),
+                "--balance".into(),
+                "random".into(),
+            ],
+            says: "'random'",
+        },
+        Case { args: vec![], says: "--to" },
+        Case {
+            args: vec!["--config".into(), path("missing.toml")],
+            says: "missing.toml: no such file",
+        },
+        Case {
+            args: vec!["--config".into(), path("unknown.toml")],
+            says: "route[0]: upstream 'app' is not defined",
+        },
+        Case { args: vec!["--config".into(), path("typo.toml")], says: "unknown field `server`" },
+        Case {
+            args: vec!["--config".into(), path("timeout.toml")],
+            says: "upstream.app: timeouts.idle: '10'",
+        },
+    ];
+    for c in cases {
+        let out = Command::new(BIN)
+            .arg("proxy")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(&c.args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{:?}: {err}", c.args);
+        assert!(err.contains(c.says), "{:?}: {err}", c.args);
+        assert!(out.stdout.is_empty(), "{:?}", c.args);
+    }
+}
