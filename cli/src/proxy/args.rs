@@ -26,7 +26,8 @@ X-Forwarded-For, -Proto and -Host are added (replacing the client's unless --tru
 names it); Host is the client's unless --host-header says otherwise. A backend that cannot be
 reached, or answers with bad framing, gets 502; one that does not answer in time, 504; each
 with the reason on stderr. Idempotent requests without a body are retried on another backend
-(--retries) within a budget of 20% of the requests.
+(--retries) within a budget of 20% of the requests. WebSockets (HTTP/1.1 Upgrade, HTTP/2
+extended CONNECT) are opened to the backend first, then their messages relayed both ways.
 
 With --config, SIGHUP reads the file again and applies its routes and pools to new requests
 without dropping a connection (a file with an error keeps the old configuration and says

@@ -12,9 +12,10 @@ use bytes::BytesMut;
 use http::{HeaderName, HeaderValue, StatusCode};
 
 use super::Shared;
+use super::answer::{answer, failed};
 use super::balance;
 use super::body::Stream;
-use super::hop::{self, ConnectionOptions, Origin};
+use super::hop::{self, ConnectionOptions};
 use super::local::{Key, Leased, Local};
 use super::route::{HostHeader, Route};
 use super::translate;
@@ -25,9 +26,6 @@ use crate::client::Error;
 use crate::client::conn::{Connection, Event, RequestId, ResponseHead};
 use crate::request::Request;
 use crate::response::Response;
-
-/// Fields of a request head, on the stack: a head with more goes through a `Vec`.
-const STACK_FIELDS: usize = 48;
 
 /// Bytes of a response body read with its head when they are already there: a response whose
 /// body ends within them frees its connection at once.
@@ -51,6 +49,10 @@ pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Req
     let Some(pool) = pool else {
         return files(route, &req);
     };
+    // Before the checks of a request to forward: over HTTP/2 a WebSocket opens with CONNECT.
+    if super::websocket::is_websocket(&req) {
+        return super::websocket::relay(&shared, &local, pool, route, req).await;
+    }
     if let Err(refusal) = translate::check(&req, req.target()) {
         return answer(refusal.status(), refusal.reason());
     }
@@ -146,21 +148,6 @@ fn files(route: &Route, req: &Request) -> Response {
         route.target(req.path(), None, &mut path);
         dir.serve_path(req, &path)
     })
-}
-
-/// A response the proxy gives itself.
-fn answer(status: StatusCode, why: &'static str) -> Response {
-    Response::with_status(status, Body::from_static(why.as_bytes()))
-}
-
-/// The answer to a request whose upstream failed: 504 for a timeout, 502 otherwise (RFC 9110
-/// §15.6.3, §15.6.5).
-fn failed(e: &Error) -> Response {
-    if e.is_timeout() {
-        answer(StatusCode::GATEWAY_TIMEOUT, "the upstream server did not answer in time")
-    } else {
-        answer(StatusCode::BAD_GATEWAY, "the upstream server failed")
-    }
 }
 
 /// One attempt on `server`: a connection, the request, the response head.
@@ -338,62 +325,10 @@ fn write_head(
     length: Option<u64>,
     scratch: &mut Vec<u8>,
 ) -> Result<RequestId, Failure> {
-    let received = req.headers();
-    let origin = Origin {
-        client: req.remote_addr(),
-        secure: req.is_secure(),
-        host: req.authority(),
-        version: req.version(),
-    };
-    let added = shared.forwarding.added(&origin, || received.iter(), scratch);
-    let target_start = scratch.len();
-    route.target(req.path(), req.query(), scratch);
-    let scratch: &[u8] = scratch;
-    let target = std::str::from_utf8(&scratch[target_start..]).unwrap_or("/");
-    // The asterisk form (OPTIONS *) is not a path to rewrite.
-    let target = if req.target() == "*" { "*" } else { target };
-    let options = ConnectionOptions::of(received.iter());
-    let forwarding = &shared.forwarding;
-    let ops = &route.request_headers;
-    let kept = received.iter().filter(|(name, _)| {
-        hop::forwards(name, &options) && !forwarding.replaces(name) && !ops.drops(name)
-    });
-    let value = |r: &Option<std::ops::Range<usize>>| r.clone().map(|r| &scratch[r]);
-    let ours = [
-        ("via", value(&added.via)),
-        ("x-forwarded-for", value(&added.x_forwarded_for)),
-        ("x-forwarded-proto", added.x_forwarded_proto),
-        ("x-forwarded-host", value(&added.x_forwarded_host)),
-        ("forwarded", value(&added.forwarded)),
-    ];
-    let ours = ours.into_iter().filter_map(|(n, v)| v.map(|v| (n, v)));
-    // `te: trailers` is the one TE an intermediary passes on (RFC 9110 §10.1.4), to HTTP/2
-    // (gRPC needs it) and HTTP/1.1 alike.
-    let te = received
-        .get_all("te")
-        .any(|v| v.eq_ignore_ascii_case(b"trailers"))
-        .then_some(("te", &b"trailers"[..]));
-    let all = kept.chain(ops.added()).chain(ours).chain(te);
-    let mut stack = [("", &[][..]); STACK_FIELDS];
-    let mut n = 0;
-    let mut spill: Vec<(&str, &[u8])> = Vec::new();
-    for f in all {
-        match stack.get_mut(n) {
-            Some(slot) if spill.is_empty() => {
-                *slot = f;
-                n += 1;
-            }
-            _ => {
-                if spill.is_empty() {
-                    spill.extend_from_slice(&stack[..n]);
-                }
-                spill.push(f);
-            }
-        }
-    }
-    let fields = if spill.is_empty() { &stack[..n] } else { &spill[..] };
-    conn.send_request_streaming(req.method_str(), target, fields, length)
-        .map_err(|error| Failure { error, unsent: false })
+    super::request_head::with_head(shared, route, req, scratch, |target, fields| {
+        conn.send_request_streaming(req.method_str(), target, fields, length)
+            .map_err(|error| Failure { error, unsent: false })
+    })
 }
 
 /// Waits for the response head and turns it into the client's response.

@@ -28,6 +28,10 @@
 //!   chunked coding; a `Content-Length` that disagrees with the body ends the upstream
 //!   connection before its message is whole).
 //! - `Host`: the client's (the default), the upstream's, or a set value ([`HostHeader`]).
+//! - WebSockets: a client's opening (HTTP/1.1 `Upgrade`, or HTTP/2 extended CONNECT) is made
+//!   to the upstream over HTTP/1.1 first, accepted for the client with the subprotocol the
+//!   upstream chose, and its messages relayed both ways, each side's frames checked by its own
+//!   connection.
 //! - Added: `Via`, `X-Forwarded-For`, `-Proto`, `-Host`, optionally `Forwarded` (RFC 7239),
 //!   the received ones appended to from a trusted sender and replaced otherwise
 //!   ([`Forwarding`], [`Trust`]); the client address is the PROXY protocol's where the server
@@ -54,16 +58,19 @@
 //! reused by requests with the same Host value. An HTTP/2 upstream (h2c or `h2` by ALPN:
 //! [`UpstreamProtocol::Http2`]) is pooled the same way, one request at a time per connection.
 
+mod answer;
 mod balance;
 mod body;
 mod forward;
 mod health;
 mod hop;
 mod local;
+mod request_head;
 mod retry;
 mod route;
 mod translate;
 mod upstream;
+mod websocket;
 
 use std::future::Future;
 use std::pin::Pin;
