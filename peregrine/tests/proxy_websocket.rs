@@ -2,7 +2,8 @@
 //! proxy, opened by peregrine's client (HTTP/1.1 `Upgrade`) and by tokio-tungstenite's (another
 //! implementation of the handshake and the frames): the subprotocol the backend chose reaches
 //! the client, the backend sees the forwarding fields, text, binary and large messages come
-//! back, a Close passes both ways with its code; a backend that refuses the WebSocket is a 502,
+//! back, a Close passes both ways with its code; an HTTP/2 client's extended CONNECT reaches
+//! the HTTP/1.1 backend as an `Upgrade`; a backend that refuses the WebSocket is a 502,
 //! and a malformed handshake is refused by the proxy without reaching the backend.
 
 mod support;
@@ -95,6 +96,43 @@ fn websockets_pass_through_the_proxy() {
         }
     });
     assert_eq!(opened.load(Ordering::SeqCst), 2);
+}
+
+/// Over HTTP/2 in front (RFC 8441 extended CONNECT, h2c by prior knowledge) to the same
+/// HTTP/1.1 backend: the opening becomes an HTTP/1.1 `Upgrade` behind the proxy.
+#[test]
+fn an_http2_websocket_to_an_http1_backend() {
+    let opened = Arc::new(AtomicUsize::new(0));
+    let backend = spawn(backend(opened.clone()));
+    let pool = Upstreams::new([format!("http://{}", backend.local_addr())]).unwrap();
+    // The proxy's access log says which protocol the client spoke.
+    let versions = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = versions.clone();
+    let proxy = peregrine::Server::bind("127.0.0.1:0")
+        .workers(1)
+        .drain_grace(std::time::Duration::ZERO)
+        .access_log(move |e| seen.lock().unwrap().push(e.version))
+        .spawn(Proxy::new(pool))
+        .unwrap();
+    rt().block_on(async {
+        let url = format!("ws://{}/h2", proxy.local_addr());
+        let mut ws =
+            Client::new().websocket(&url).http2(true).protocols(["echo"]).connect().await.unwrap();
+        assert_eq!(ws.protocol(), Some("echo"));
+        let first = ws.recv().await.unwrap().unwrap();
+        let first = first.as_text().unwrap();
+        assert!(
+            first.contains("connection=upgrade") || first.contains("connection=Upgrade"),
+            "{first}"
+        );
+        ws.send(Message::text("over h2")).await.unwrap();
+        assert_eq!(ws.recv().await.unwrap().unwrap(), Message::text("over h2"));
+        ws.close(CloseCode::NORMAL, "").await.unwrap();
+    });
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+    proxy.shutdown();
+    proxy.join().unwrap();
+    assert_eq!(*versions.lock().unwrap(), [Some(peregrine::Version::Http2)]);
 }
 
 /// Another implementation's client: tokio-tungstenite's handshake and masked frames.
