@@ -185,3 +185,42 @@ fn bad_flags_and_files_exit_2_with_the_reason() {
         assert!(out.stdout.is_empty(), "{:?}", c.args);
     }
 }
+
+/// A file with a TLS listener and a plain one: both serve the routes, the TLS one with HTTP/2
+/// by ALPN (checked with curl, skipped with the reason printed when it is missing).
+#[test]
+fn config_listeners_with_and_without_tls() {
+    if !support::installed("curl", "--version") {
+        return;
+    }
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let dir = TempDir::new(&[
+        ("cert.pem", &cert.cert.pem()),
+        ("key.pem", &cert.signing_key.serialize_pem()),
+        ("a.txt", "over tls"),
+    ]);
+    let (tls_port, plain_port) = (support::free_port(), support::free_port());
+    std::fs::write(
+        dir.0.join("proxy.toml"),
+        format!(
+            "[[listen]]\naddr = \"127.0.0.1:{tls_port}\"\ntls_cert = \"cert.pem\"\n\
+             tls_key = \"key.pem\"\n\n[[listen]]\naddr = \"127.0.0.1:{plain_port}\"\n\n\
+             [[route]]\nfiles = \".\"\n"
+        ),
+    )
+    .unwrap();
+    let file = dir.0.join("proxy.toml");
+    let mut args = vec!["proxy", "--config", file.to_str().unwrap(), "--quiet"];
+    args.extend(["--drain-grace", "0"]);
+    let proxy = support::Running::start(&args, "Proxying http://");
+    assert_eq!(proxy.addr.port(), plain_port, "plain listeners come first");
+    assert_eq!(get(proxy.addr, "/a.txt"), (200, "over tls".to_owned()));
+    let out = Command::new("curl")
+        .args(["-s", "--http2", "-w", " %{http_version}", "--cacert"])
+        .arg(dir.0.join("cert.pem"))
+        .arg(format!("https://localhost:{tls_port}/a.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "over tls 2");
+    assert!(proxy.terminate().success());
+}
