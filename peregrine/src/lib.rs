@@ -111,6 +111,7 @@ mod byte_word;
 pub mod client;
 pub mod date;
 mod decimal;
+mod field_codec;
 pub mod files;
 mod handler;
 mod headers;

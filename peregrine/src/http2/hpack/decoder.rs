@@ -1,10 +1,10 @@
 //! [`Decoder`]: header blocks in, [`FieldList`] out (RFC 7541 §3, §6).
 
-use super::field_bytes::{NAME_BAD, check_name, check_value, classify};
 use super::field_list::{FieldList, Span};
 use super::static_table::{STATIC, STATIC_LEN, StaticName, name_id};
-use super::table::Table;
 use super::{DecodeError, FieldError, huffman, integer};
+use crate::field_codec::field_bytes::{NAME_BAD, check_name, check_value, classify};
+use crate::field_codec::table::Table;
 
 /// The HPACK decoder of one connection's inbound direction: owns the peer's dynamic table as
 /// this side sees it.

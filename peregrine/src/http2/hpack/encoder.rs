@@ -32,9 +32,9 @@
 //! size update (§4.2, §6.3).
 
 use super::static_table::{STATIC_LEN, StaticName, full_match, name_id};
-use super::table::Table;
 use super::{huffman, integer};
 use crate::decimal::Decimal;
+use crate::field_codec::table::Table;
 
 const BUCKETS: usize = 128;
 

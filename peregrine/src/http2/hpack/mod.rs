@@ -47,12 +47,9 @@
 
 mod decoder;
 mod encoder;
-mod field_bytes;
 mod field_list;
-mod huffman;
 pub(in crate::http2) mod integer;
-mod static_table;
-mod table;
+pub(crate) mod static_table;
 #[cfg(test)]
 mod tests;
 
@@ -60,6 +57,9 @@ pub use decoder::Decoder;
 pub use encoder::{BlockEncoder, Encoder};
 pub use field_list::{Field, FieldList};
 pub use static_table::StaticName;
+
+pub use crate::field_codec::FieldError;
+use crate::field_codec::huffman;
 
 /// Why a header block could not be decoded. Every variant is a connection error of type
 /// COMPRESSION_ERROR (RFC 9113 §4.3).
@@ -107,52 +107,3 @@ impl std::fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
-
-/// A decoded field that breaks RFC 9113 §8.2.1 (field validity): the message is malformed,
-/// a stream error of type PROTOCOL_ERROR (RFC 9113 §8.1.1).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum FieldError {
-    /// An empty name (RFC 9110 §5.1: a name is a non-empty `token`).
-    EmptyName,
-    /// An uppercase letter in a name (RFC 9113 §8.2.1: "MUST NOT contain characters in the
-    /// ranges ... 0x41-0x5a").
-    UppercaseName,
-    /// A name byte outside `token` (CTL, SP, DEL, non-ASCII, separators), or a colon other
-    /// than a pseudo-header's leading one (RFC 9113 §8.2.1, RFC 9110 §5.1).
-    InvalidNameByte,
-    /// NUL, CR or LF in a value (RFC 9113 §8.2.1), or another control byte or DEL (RFC 9110
-    /// §5.5, as our HTTP/1.1 parser refuses them).
-    InvalidValueByte,
-    /// A value starting or ending with SP or HTAB (RFC 9113 §8.2.1).
-    ValueWhitespace,
-}
-
-impl FieldError {
-    /// A one-byte code for table entries (0 = no error).
-    pub(crate) fn code(e: Option<FieldError>) -> u8 {
-        match e {
-            None => 0,
-            Some(e) => e as u8 + 1,
-        }
-    }
-
-    /// The inverse of [`FieldError::code`].
-    pub(crate) fn from_code(c: u8) -> Option<FieldError> {
-        Some(match c {
-            1 => FieldError::EmptyName,
-            2 => FieldError::UppercaseName,
-            3 => FieldError::InvalidNameByte,
-            4 => FieldError::InvalidValueByte,
-            5 => FieldError::ValueWhitespace,
-            _ => return None,
-        })
-    }
-}
-
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "malformed field: {self:?}")
-    }
-}
-
-impl std::error::Error for FieldError {}

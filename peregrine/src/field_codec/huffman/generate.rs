@@ -7,7 +7,7 @@
 
 use super::codes::{EOS, decode_one};
 use super::decode::{CLASS_SHIFT, COUNT_SHIFT, LEN0_SHIFT, MAX_SYMBOLS, SYM0_SHIFT, SYM1_SHIFT};
-use crate::http2::hpack::field_bytes::CLASS;
+use crate::field_codec::field_bytes::CLASS;
 
 /// The entry for every `width`-bit window: the (at most [`MAX_SYMBOLS`]) symbols whose codes
 /// lie entirely inside the window, in order, with the bits they use.
@@ -68,7 +68,7 @@ fn decode_table_is_generated_from_the_code() {
     };
     let fresh = render(width);
     if std::env::var_os("HPACK_REGEN").is_some() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/http2/hpack/huffman/decode_table.rs");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/field_codec/huffman/decode_table.rs");
         std::fs::write(path, &fresh).expect("write decode_table.rs");
         return;
     }

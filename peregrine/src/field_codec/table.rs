@@ -1,5 +1,6 @@
-//! The dynamic table (RFC 7541 §2.3.2, §4): a FIFO of entries, newest first, evicted from the
-//! oldest end to keep the sum of entry sizes (name + value + 32, §4.1) within the maximum.
+//! The dynamic table (RFC 7541 §2.3.2, §4; RFC 9204 §3.2): a FIFO of entries, newest first,
+//! evicted from the oldest end to keep the sum of entry sizes (name + value + 32, RFC 7541 §4.1,
+//! RFC 9204 §3.2.1) within the maximum.
 //!
 //! Storage allocates nothing once warm: the entries' bytes (name then value, contiguous, so one
 //! copy serves a lookup) sit in one ring buffer of at least twice the maximum size, and their

@@ -1,5 +1,5 @@
-//! The HPACK Huffman code (RFC 7541 §5.2, Appendix B): decoding with a generated
-//! multi-symbol table, and encoding.
+//! The Huffman code of HPACK (RFC 7541 §5.2, Appendix B), which QPACK uses unchanged (RFC 9204
+//! §4.1.2): decoding with a generated multi-symbol table, and encoding.
 
 mod codes;
 mod decode;

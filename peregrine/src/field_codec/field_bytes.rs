@@ -1,9 +1,58 @@
-//! Which bytes a field name or value may hold in HTTP/2 (RFC 9113 §8.2.1, RFC 9110 §5.1,
-//! §5.5), as one 256-entry class table the decoder ORs over every byte it copies or
-//! Huffman-decodes, so validation rides along with the copy.
+//! Which bytes a field name or value may hold in HTTP/2 and HTTP/3 (RFC 9113 §8.2.1, RFC 9114
+//! §4.2, RFC 9110 §5.1, §5.5), as one 256-entry class table the decoders (HPACK's and QPACK's) OR
+//! over every byte they copy or Huffman-decode, so validation rides along with the copy.
 
-use super::FieldError;
 use crate::http1::field_syntax::{is_tchar_by_grammar, is_value_ctl};
+
+/// A decoded field that breaks RFC 9113 §8.2.1 (HTTP/2) or RFC 9114 §4.2 (HTTP/3), the same
+/// rules: the message is malformed, a stream error of type PROTOCOL_ERROR (RFC 9113 §8.1.1)
+/// or H3_MESSAGE_ERROR (RFC 9114 §4.1.2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FieldError {
+    /// An empty name (RFC 9110 §5.1: a name is a non-empty `token`).
+    EmptyName,
+    /// An uppercase letter in a name (RFC 9113 §8.2.1: "MUST NOT contain characters in the
+    /// ranges ... 0x41-0x5a").
+    UppercaseName,
+    /// A name byte outside `token` (CTL, SP, DEL, non-ASCII, separators), or a colon other
+    /// than a pseudo-header's leading one (RFC 9113 §8.2.1, RFC 9110 §5.1).
+    InvalidNameByte,
+    /// NUL, CR or LF in a value (RFC 9113 §8.2.1), or another control byte or DEL (RFC 9110
+    /// §5.5, as our HTTP/1.1 parser refuses them).
+    InvalidValueByte,
+    /// A value starting or ending with SP or HTAB (RFC 9113 §8.2.1).
+    ValueWhitespace,
+}
+
+impl FieldError {
+    /// A one-byte code for table entries (0 = no error).
+    pub(crate) fn code(e: Option<FieldError>) -> u8 {
+        match e {
+            None => 0,
+            Some(e) => e as u8 + 1,
+        }
+    }
+
+    /// The inverse of [`FieldError::code`].
+    pub(crate) fn from_code(c: u8) -> Option<FieldError> {
+        Some(match c {
+            1 => FieldError::EmptyName,
+            2 => FieldError::UppercaseName,
+            3 => FieldError::InvalidNameByte,
+            4 => FieldError::InvalidValueByte,
+            5 => FieldError::ValueWhitespace,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "malformed field: {self:?}")
+    }
+}
+
+impl std::error::Error for FieldError {}
 
 /// Class bit: the byte may not appear in a field name (except a pseudo-header's leading ':').
 pub(crate) const NAME_BAD: u8 = 1;

@@ -163,7 +163,7 @@ pub(crate) fn decode<const STORE: bool>(
         }
         n += 1;
         class |=
-            u32::from(crate::http2::hpack::field_bytes::CLASS[(e >> SYM0_SHIFT) as u8 as usize])
+            u32::from(crate::field_codec::field_bytes::CLASS[(e >> SYM0_SHIFT) as u8 as usize])
                 << CLASS_SHIFT;
         buf <<= len0;
         bits -= len0;
@@ -188,5 +188,5 @@ fn long_symbol<const STORE: bool>(out: &mut [u8], n: &mut usize, class: &mut u32
         out[*n] = s as u8;
     }
     *n += 1;
-    *class |= u32::from(crate::http2::hpack::field_bytes::CLASS[s & 0xff]) << CLASS_SHIFT;
+    *class |= u32::from(crate::field_codec::field_bytes::CLASS[s & 0xff]) << CLASS_SHIFT;
 }

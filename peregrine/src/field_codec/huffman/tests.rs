@@ -1,6 +1,6 @@
 use super::codes::{CODES, EOS, LENGTHS, decode_one};
 use super::*;
-use crate::http2::hpack::field_bytes::classify;
+use crate::field_codec::field_bytes::classify;
 
 fn dec(src: &[u8]) -> Result<Vec<u8>, HuffmanError> {
     let mut out = vec![0; max_decoded_len(src.len()) + SLACK];
