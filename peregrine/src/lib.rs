@@ -118,6 +118,7 @@ mod headers;
 mod hexdig;
 pub mod http1;
 pub mod http2;
+pub mod http3;
 mod method;
 mod net;
 pub mod proxy;
