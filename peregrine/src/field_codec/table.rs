@@ -75,6 +75,19 @@ impl<X: Copy + Default> Table<X> {
         self.count
     }
 
+    /// How many entries were ever inserted: the absolute id of the next one (QPACK's Insert
+    /// Count, RFC 9204 §3.2.4).
+    #[inline]
+    pub fn inserted(&self) -> u64 {
+        self.inserted
+    }
+
+    /// The absolute id of the oldest live entry (`inserted()` when empty).
+    #[inline]
+    pub fn oldest(&self) -> u64 {
+        self.inserted - self.count as u64
+    }
+
     /// Sets the maximum size, evicting entries until the table fits (§4.3).
     pub fn set_max_size(&mut self, max_size: usize) {
         self.max_size = max_size;

@@ -55,6 +55,7 @@ mod tests;
 
 pub use decoder::Decoder;
 pub use encoder::{BlockEncoder, Encoder};
+pub(crate) use field_list::Span;
 pub use field_list::{Field, FieldList};
 pub use static_table::StaticName;
 
