@@ -12,6 +12,7 @@
 
 pub mod error;
 pub mod frame;
+pub mod qpack;
 mod stream_id;
 pub mod stream_type;
 pub mod varint;
