@@ -34,10 +34,13 @@ pub struct Decoder {
     max_entries: u64,
     /// Our SETTINGS_QPACK_BLOCKED_STREAMS.
     max_blocked: usize,
-    /// Streams blocked, with their Required Insert Count.
-    blocked: Vec<(StreamId, u64)>,
-    /// Streams unblocked by inserts, not yet polled.
-    unblocked: Vec<StreamId>,
+    /// Streams blocked: the stream, its Required Insert Count, and our Insert Count when the
+    /// section arrived.
+    blocked: Vec<(StreamId, u64, u64)>,
+    /// Streams unblocked by inserts, with our Insert Count when their section arrived.
+    unblocked: Vec<(StreamId, u64)>,
+    /// Streams unblocked and polled, not yet decoded again.
+    polled: Vec<(StreamId, u64)>,
     /// An encoder stream instruction cut short.
     pending: Vec<u8>,
     /// The Insert Count the encoder knows we reached (§2.2.2: acknowledged by Section
@@ -65,6 +68,7 @@ impl Decoder {
             max_blocked: usize::try_from(max_blocked).unwrap_or(usize::MAX),
             blocked: Vec::new(),
             unblocked: Vec::new(),
+            polled: Vec::new(),
             pending: Vec::new(),
             known_received: 0,
             out: Vec::new(),
@@ -260,26 +264,38 @@ impl Decoder {
     fn find_unblocked(&mut self) {
         let inserted = self.table.inserted();
         let unblocked = &mut self.unblocked;
-        self.blocked.retain(|&(s, ric)| {
+        self.blocked.retain(|&(s, ric, at)| {
             let ready = ric <= inserted;
             if ready {
-                unblocked.push(s);
+                unblocked.push((s, at));
             }
             !ready
         });
     }
 
+    /// Forgets what was remembered of `stream`'s blocked section.
+    fn forget(&mut self, stream: StreamId) {
+        self.blocked.retain(|b| b.0 != stream);
+        self.unblocked.retain(|u| u.0 != stream);
+        self.polled.retain(|u| u.0 != stream);
+    }
+
     /// A stream whose blocked section can now be decoded, oldest first.
     pub fn poll_unblocked(&mut self) -> Option<StreamId> {
-        if self.unblocked.is_empty() { None } else { Some(self.unblocked.remove(0)) }
+        if self.unblocked.is_empty() {
+            return None;
+        }
+        // Still remembered (with its arrival Insert Count) until decoded or cancelled.
+        let first = self.unblocked.remove(0);
+        self.polled.push(first);
+        Some(first.0)
     }
 
     /// A request stream was reset or abandoned before its field sections were decoded:
     /// forgets it if blocked and tells the encoder (§4.4.2), so it stops counting the
     /// stream's references. Not sent with a zero maximum capacity ("MAY omit").
     pub fn cancel_stream(&mut self, stream: StreamId) {
-        self.blocked.retain(|&(s, _)| s != stream);
-        self.unblocked.retain(|&s| s != stream);
+        self.forget(stream);
         if self.max_capacity > 0 {
             DecoderInstruction::StreamCancel(stream).encode(&mut self.out);
         }
@@ -319,22 +335,27 @@ impl Decoder {
     ) -> Result<Section, Error> {
         out.clear();
         let mut p = 0;
-        let pre = prefix::parse(block, &mut p, self.max_entries, self.table.inserted())
-            .map_err(Error::section)?;
+        // §4.5.1.1 decodes the Required Insert Count against the Insert Count when the
+        // section arrived: a section retried after it blocked is read as it was then, so no
+        // input can decode to a different count the second time.
+        let arrived = (self.blocked.iter().find(|b| b.0 == stream).map(|b| b.2))
+            .or(self.unblocked.iter().chain(&self.polled).find(|u| u.0 == stream).map(|u| u.1))
+            .unwrap_or(self.table.inserted());
+        let pre =
+            prefix::parse(block, &mut p, self.max_entries, arrived).map_err(Error::section)?;
         if pre.ric > self.table.inserted() {
-            if !self.blocked.iter().any(|&(s, _)| s == stream) {
+            if !self.blocked.iter().any(|b| b.0 == stream) {
                 // §2.1.2: "If a decoder encounters more blocked streams than it promised to
                 // support, it MUST treat this as a connection error of type
                 // QPACK_DECOMPRESSION_FAILED."
                 if self.blocked.len() >= self.max_blocked {
                     return Err(Error::section(Cause::TooManyBlockedStreams));
                 }
-                self.blocked.push((stream, pre.ric));
+                self.blocked.push((stream, pre.ric, arrived));
             }
             return Ok(Section::Blocked);
         }
-        self.blocked.retain(|&(s, _)| s != stream);
-        self.unblocked.retain(|&s| s != stream);
+        self.forget(stream);
         self.earn(block.len());
         let mut max_ref = None;
         while p < block.len() {

@@ -121,11 +121,16 @@ impl Encoder {
     }
 
     /// The oldest entry that may not be evicted: every entry at or above it is referenced by
-    /// a section or an insert not yet acknowledged (§2.1.1).
+    /// a section or an insert not yet acknowledged (§2.1.1), or is itself not yet
+    /// acknowledged. The last keeps the inserts the decoder may lack within what the table
+    /// holds, at most MaxEntries, so every Required Insert Count stays within the window
+    /// §4.5.1.1 decodes (found by the `qpack_roundtrip` fuzz target: entries of cancelled
+    /// streams evicted before the decoder had them let a later section run more than
+    /// MaxEntries ahead of the decoder's Insert Count).
     fn eviction_floor(&self) -> u64 {
         let sections = self.outstanding.iter().map(|o| o.min_ref);
         let pins = self.pins.iter().map(|&(_, r)| r);
-        sections.chain(pins).min().unwrap_or(u64::MAX)
+        sections.chain(pins).fold(self.known_received, u64::min)
     }
 
     /// Whether an entry of `size` octets can be inserted: it fits, and what must be evicted

@@ -305,3 +305,21 @@ fn decoder_stream() {
     let mut e = Encoder::new(4096);
     e.feed_decoder_stream(&hex("4c")).unwrap();
 }
+
+/// Regression (fuzz `qpack_decode`): a section that blocked was read again, once unblocked,
+/// against the new Insert Count, where its encoded Required Insert Count can decode to
+/// another value (here 2 at arrival, 6 after four inserts) and block again forever. It is
+/// now read against the Insert Count it arrived at; its entries are gone by then, an error.
+#[test]
+fn an_unblocked_section_is_read_as_it_arrived() {
+    // Capacity 64: MaxEntries 2, FullRange 4.
+    let mut d = Decoder::new(64, 4);
+    let mut list = FieldList::new(1 << 16);
+    let s = StreamId::new(0);
+    let section = hex("0381 10 11");
+    assert_eq!(d.decode_section(s, &section, &mut list), Ok(Section::Blocked));
+    d.feed_encoder_stream(&hex("3f21 416100 416100 416100 416100")).unwrap();
+    assert_eq!(d.poll_unblocked(), Some(s));
+    let err = d.decode_section(s, &section, &mut list).unwrap_err();
+    assert_eq!((err.code, err.cause), (Code::QPACK_DECOMPRESSION_FAILED, Cause::DynamicIndex));
+}

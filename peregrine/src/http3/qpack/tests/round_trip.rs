@@ -252,3 +252,43 @@ fn a_repeated_section_is_indexed() {
     }
     assert_eq!(enc.insert_count(), 3);
 }
+
+/// Regression (fuzz `qpack_roundtrip`): with the inserts of two cancelled streams still on
+/// their way to the decoder, the encoder evicted them for new entries, and a section
+/// referring to the newest ran more than MaxEntries ahead of the decoder's Insert Count:
+/// its Required Insert Count decoded wrongly (QPACK_DECOMPRESSION_FAILED). Unacknowledged
+/// entries are no longer evicted.
+#[test]
+fn unacknowledged_entries_are_not_evicted() {
+    // Capacity 80: MaxEntries 2, room for two 36-octet entries.
+    let mut enc = Encoder::new(80);
+    enc.apply_peer_settings(80, 3);
+    let mut dec = Decoder::new(80, 3);
+    let mut to_dec = Vec::new();
+    let mut sections = Vec::new();
+    // Distinct names, so no insert refers to (and pins) an older entry.
+    for (s, n) in [(0u64, &b"x-a"[..]), (4, b"x-b")] {
+        let mut section = Vec::new();
+        enc.encode(StreamId::new(s), [(n, &b"1"[..], false)], &mut section);
+        dec.cancel_stream(StreamId::new(s));
+    }
+    let mut back = Vec::new();
+    dec.poll_decoder_stream(&mut back);
+    enc.feed_decoder_stream(&back).unwrap();
+    for (s, n) in [(8u64, &b"x-c"[..]), (12, b"x-d")] {
+        let mut section = Vec::new();
+        enc.encode(StreamId::new(s), [(n, &b"1"[..], false)], &mut section);
+        sections.push((s, section, n));
+    }
+    enc.poll_encoder_stream(&mut to_dec);
+    let mut list = FieldList::new(1 << 16);
+    // The sections arrive before the encoder stream: they block, or decode, never fail.
+    for (s, section, _) in &sections {
+        let _ = dec.decode_section(StreamId::new(*s), section, &mut list).unwrap();
+    }
+    dec.feed_encoder_stream(&to_dec).unwrap();
+    for (s, section, n) in &sections {
+        assert_eq!(dec.decode_section(StreamId::new(*s), section, &mut list), Ok(Section::Decoded));
+        assert_eq!(list.iter().next().unwrap().name, *n);
+    }
+}
