@@ -10,6 +10,7 @@
 //! - [`conn`]: one connection, both roles: control, QPACK and request streams, GOAWAY,
 //!   errors with their codes, flood budgets. [`Conn`]'s docs state the driver's contract.
 
+pub mod conn;
 pub mod error;
 pub mod frame;
 pub mod qpack;
