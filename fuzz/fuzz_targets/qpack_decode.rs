@@ -34,10 +34,13 @@ fuzz_target!(|data: &[u8]| {
                 rest = tail;
                 if cmd & 3 == 0 {
                     d.feed_encoder_stream(bytes)
+                } else if held.iter().any(|(s, _)| *s == stream) {
+                    // A stream's sections are decoded in order: the next waits for the one
+                    // blocked (the driver's contract, `Decoder::decode_section`).
+                    Ok(())
                 } else {
                     d.decode_section(stream, bytes, &mut list).map(|s| {
                         if s == Section::Blocked {
-                            held.retain(|(s, _)| *s != stream);
                             held.push((stream, bytes.to_vec()));
                         }
                     })

@@ -48,7 +48,11 @@ fuzz_target!(|data: &[u8]| {
                 let stream = StreamId::new(next);
                 next += 4;
                 let mut section = Vec::new();
-                enc.encode(stream, owned.iter().map(|(n, v, s)| (&n[..], &v[..], *s)), &mut section);
+                enc.encode(
+                    stream,
+                    owned.iter().map(|(n, v, s)| (&n[..], &v[..], *s)),
+                    &mut section,
+                );
                 enc.poll_encoder_stream(&mut to_dec);
                 let expect = owned.into_iter().map(|(n, v, _)| (n, v)).collect();
                 pending.push(Pending { stream, section, expect });

@@ -319,6 +319,11 @@ impl Decoder {
     /// `stream` into `out`, which it clears first; queues its Section Acknowledgment when it
     /// referred to the dynamic table (§4.4.1).
     ///
+    /// A stream's sections come in order: once one answers [`Section::Blocked`], give it
+    /// again, with the same bytes, before the stream's next section (a request stream's
+    /// frames are read in order, so the next is not read yet); the Required Insert Count of
+    /// the retried section is read as it was when the section arrived.
+    ///
     /// A field that breaks RFC 9114 §4.2 does not stop decoding: [`FieldList::malformed`]
     /// reports it (H3_MESSAGE_ERROR on the stream). Past the list budget,
     /// [`FieldList::too_large`] is set and decoding still runs to the end.
