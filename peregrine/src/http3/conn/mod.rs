@@ -1,8 +1,9 @@
 //! One HTTP/3 connection's state above QUIC, sans-I/O: so far the unidirectional streams
 //! (RFC 9114 §6.2: control, QPACK encoder and decoder, push, unknown) and the control
 //! stream's frames (SETTINGS first and once, GOAWAY, MAX_PUSH_ID, CANCEL_PUSH, unknown frames),
-//! with QPACK's encoder and decoder owned here so SETTINGS configure them. Request streams
-//! are still to come.
+//! with QPACK's encoder and decoder owned here so SETTINGS configure them; and
+//! [`RequestFrames`], the frame sequence of one request stream (§4.1). Joining request
+//! streams to QPACK and to messages (pseudo-headers, content-length) is still to come.
 //!
 //! # Contract with the driver
 //!
@@ -28,10 +29,15 @@
 //!   [`Config::max_unknown_streams`] of them, H3_EXCESSIVE_LOAD.
 //! - Control frames we parse are bounded: SETTINGS by [`MAX_SETTINGS_LEN`] octets
 //!   (H3_EXCESSIVE_LOAD past it), the one-integer frames by 8 octets (H3_FRAME_ERROR).
+//! - Request streams ([`RequestFrames`]): field sections up to the size given (stream
+//!   H3_EXCESSIVE_LOAD past it), DATA passed through unbuffered, empty DATA and unknown
+//!   frames within a count (connection H3_EXCESSIVE_LOAD past it).
 //! - QPACK streams: the budgets of [`qpack`](super::qpack).
 
+mod request;
 mod uni;
 
+pub use request::{Part, RequestFrames};
 pub use uni::{Conn, Event, PeerSettings};
 
 /// The largest SETTINGS payload parsed: [`DEFAULT_MAX_ENTRIES`] entries of two 8-octet
