@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs every fuzz target in fuzz/fuzz_targets/ in turn for MINUTES each, one process at a time,
+# with AddressSanitizer (cargo-fuzz's default) and debug assertions, then prints one line per
+# target: executions, coverage (libFuzzer's final `cov` and `ft`), corpus size and crashes.
+#
+#   fuzz/run.sh MINUTES [TARGET...]     e.g. fuzz/run.sh 60 for the full campaign (a CPU-hour
+#                                       per target, 14 hours for 14 targets)
+#
+# Each target's working corpus (fuzz/corpus/TARGET, not committed) starts from the committed
+# minimised seeds (fuzz/seeds/TARGET) and inputs shaped from the shared corpora (llhttp's
+# HTTP/1.x cases, hpack-test-case; CORPORA, default ../shared/corpora beside the checkout) by
+# fuzz/seed.py. After the run the corpus is minimised with `cargo fuzz cmin`; with KEEP=1 the
+# minimised corpus replaces fuzz/seeds/TARGET (kept to a few MB in all).
+# A crash leaves its input in fuzz/artifacts/TARGET/; reproduce it with
+# `cargo +nightly fuzz run TARGET fuzz/artifacts/TARGET/crash-...`, minimise it with
+# `cargo +nightly fuzz tmin TARGET ...`.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ $# -lt 1 ] || ! [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+  echo "usage: fuzz/run.sh MINUTES [TARGET...]" >&2
+  exit 2
+fi
+seconds=$(awk -v m="$1" 'BEGIN { printf "%d", m * 60 }')
+shift
+if [ $# -gt 0 ]; then targets=("$@"); else
+  targets=(); for f in fuzz_targets/*.rs; do targets+=("$(basename "$f" .rs)"); done
+fi
+corpora=${CORPORA:-../../shared/corpora}
+# Compile with one job by default (a shared machine); JOBS=N for more.
+export CARGO_BUILD_JOBS=${JOBS:-1}
+logs=target/run-logs
+mkdir -p "$logs" corpus artifacts
+
+# One build of every target first (so the timed runs are fuzzing, not compiling).
+cargo +nightly fuzz build >/dev/null
+
+# Seeds: the committed ones, then the shaped shared corpora (files named by content hash).
+for t in "${targets[@]}"; do
+  mkdir -p "corpus/$t"
+  if [ -d "seeds/$t" ]; then cp -n "seeds/$t"/* "corpus/$t"/ 2>/dev/null || true; fi
+done
+if [ -d "$corpora" ]; then python3 seed.py "$corpora" corpus; else
+  echo "note: no shared corpora at $corpora; starting from fuzz/seeds only" >&2
+fi
+
+results=()
+for t in "${targets[@]}"; do
+  log=$logs/$t.log
+  before=$(find "artifacts/$t" -type f 2>/dev/null | wc -l)
+  echo "== $t: ${seconds}s" >&2
+  status=0
+  cargo +nightly fuzz run "$t" "corpus/$t" -- \
+    -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+    >"$log" 2>&1 || status=$?
+  after=$(find "artifacts/$t" -type f 2>/dev/null | wc -l)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
+  ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
+  crashes=$((after - before))
+  if [ "$status" != 0 ] && [ "$crashes" = 0 ]; then crashes="exit $status"; fi
+  # Minimise the working corpus in place (a crash input is not in it).
+  cargo +nightly fuzz cmin "$t" "corpus/$t" >"$logs/$t.cmin.log" 2>&1 || true
+  n=$(find "corpus/$t" -type f | wc -l)
+  if [ "${KEEP:-0}" = 1 ]; then rm -rf "seeds/$t"; mkdir -p "seeds/$t"; cp "corpus/$t"/* "seeds/$t"/; fi
+  line=$(printf '%-16s %5s min  execs %-12s cov %-6s ft %-7s corpus %-6s crashes %s' \
+    "$t" "$(awk -v s="$seconds" 'BEGIN { print s / 60 }')" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$n" "$crashes")
+  echo "$line" >&2
+  results+=("$line")
+done
+printf '\n'
+printf '%s\n' "${results[@]}"
