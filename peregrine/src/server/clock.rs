@@ -5,6 +5,9 @@
 //! request is its own batch). The Date field only shows seconds (RFC 9110 §5.6.7), so the
 //! coarse clock (`CLOCK_REALTIME_COARSE`, the time of the last timer tick, a few milliseconds
 //! old at most; the vDSO reads it without the TSC) does: ~25 instructions.
+//!
+//! Under Miri (`.ci/miri.sh`) the tests read the clock through Miri's emulation of
+//! `clock_gettime`, which needs `-Zmiri-disable-isolation` for the real time.
 #![allow(unsafe_code)]
 
 /// Seconds since the Unix epoch (0 for a clock set before 1970).

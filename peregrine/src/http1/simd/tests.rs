@@ -4,6 +4,10 @@
 use super::scalar::Scalar;
 use super::*;
 
+/// Random cases per test: all of them natively, a few hundred under Miri (which interprets
+/// every load and is thousands of times slower), enough to reach every block-boundary length.
+const MIRI_SCALE: usize = if cfg!(miri) { 300 } else { usize::MAX };
+
 fn reference_first(buf: &[u8], start: usize, bit: u8) -> usize {
     (start..buf.len()).find(|&i| CLASS[usize::from(buf[i])] & bit == 0).unwrap_or(buf.len())
 }
@@ -41,6 +45,7 @@ fn expected(buf: &[u8], start: usize) -> [usize; 4] {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "exhaustive: hours under Miri; the random tests cover it")]
 fn every_byte_in_every_position_matches_the_table() {
     each_kernel(|name, k| {
         for len in [1, 15, 16, 17, 31, 32, 33, 47, 65, 79] {
@@ -64,6 +69,7 @@ fn every_byte_in_every_position_matches_the_table() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "exhaustive: hours under Miri; the random tests cover it")]
 fn header_line_value_phase_every_byte_every_position() {
     // "name:" then a value; the probe byte sits somewhere in the value, possibly in the block
     // that holds the colon, possibly in a later (or the overlapping tail) block.
@@ -105,7 +111,7 @@ fn random_buffers_match_the_table() {
         x
     };
     each_kernel(|name, k| {
-        for _ in 0..20_000 {
+        for _ in 0..MIRI_SCALE.min(20_000) {
             let len = (next() % 100) as usize;
             // Mostly good bytes with an occasional outlier, so the scans run far.
             let buf: Vec<u8> = (0..len)
@@ -208,6 +214,7 @@ fn each_field_line(
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "exhaustive: hours under Miri; the random tests cover it")]
 fn usual_field_line_every_byte_every_position_rfc9112_5() {
     // "name: value\r\n" followed by more bytes (another line, or the end of the head), with
     // one byte replaced by every value at every position of the line and just past it; the
@@ -252,7 +259,7 @@ fn random_field_lines_match_the_table() {
         x
     };
     each_field_line(|kernel, k| {
-        for _ in 0..50_000 {
+        for _ in 0..MIRI_SCALE.min(50_000) {
             let len = (next() % 90) as usize;
             // Header-ish bytes, with CR LF and colons common enough to make usual lines.
             let buf: Vec<u8> = (0..len)
@@ -299,9 +306,9 @@ fn record_known_matches_the_table_record() {
             HeaderId::Other,
         ];
         let mut x: u64 = 0x1234_5678_9abc_def1;
-        for round in 0..200 {
+        for round in 0..MIRI_SCALE.min(200) {
             let (mut ours, mut want) = (KnownHeaders::EMPTY, KnownHeaders::EMPTY);
-            let steps = if round == 0 { 70_000 } else { 40 };
+            let steps = if round == 0 { MIRI_SCALE.min(70_000) } else { 40 };
             for i in 0..steps {
                 x ^= x << 13;
                 x ^= x >> 7;
