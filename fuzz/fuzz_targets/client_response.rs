@@ -46,7 +46,7 @@ fn run(
         };
         match event {
             Some(Event::Head { id, head }) => {
-                let fields = head.headers().map(|(n, v)| (n.to_owned(), v.to_vec())).collect();
+                let fields = head.headers().iter().map(|(n, v)| (n.to_owned(), v.to_vec())).collect();
                 events.push(Ev::Head(id.get(), head.status(), fields));
             }
             Some(Event::Data { id, data }) => {
