@@ -37,7 +37,7 @@ cargo +nightly fuzz build >/dev/null
 
 # Seeds: the committed ones, then the shaped shared corpora (files named by content hash).
 for t in "${targets[@]}"; do
-  mkdir -p "corpus/$t"
+  mkdir -p "corpus/$t" "artifacts/$t"
   if [ -d "seeds/$t" ]; then cp -n "seeds/$t"/* "corpus/$t"/ 2>/dev/null || true; fi
 done
 if [ -d "$corpora" ]; then python3 seed.py "$corpora" corpus; else
@@ -47,13 +47,13 @@ fi
 results=()
 for t in "${targets[@]}"; do
   log=$logs/$t.log
-  before=$(find "artifacts/$t" -type f 2>/dev/null | wc -l)
+  before=$(find "artifacts/$t" -type f | wc -l)
   echo "== $t: ${seconds}s" >&2
   status=0
   cargo +nightly fuzz run "$t" "corpus/$t" -- \
     -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
     >"$log" 2>&1 || status=$?
-  after=$(find "artifacts/$t" -type f 2>/dev/null | wc -l)
+  after=$(find "artifacts/$t" -type f | wc -l)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
