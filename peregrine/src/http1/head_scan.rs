@@ -276,6 +276,14 @@ impl HeadScanner {
                 prefix_verdict(role, line, 0, limits)?;
             }
         }
+        // RFC 9112 §2.2, §5.2: a line after the start-line that begins with whitespace (before
+        // the first field, or obs-fold) is refused by that first byte, as the same bytes given
+        // whole are, rather than when its end comes (found by the client_response fuzz target:
+        // `HTTP/1.1 200 OK\r\n Host: foo` then the end of input read as a head cut short).
+        if self.started && self.line_start < limit && matches!(buf[self.line_start], b' ' | b'\t') {
+            self.work += (self.line_start + 1) as u64;
+            prefix_verdict(role, &buf[..=self.line_start], limits.max_headers, limits)?;
+        }
         // At the limit without the end: the parser reports the precise error or 431.
         Ok(buf.len() > limits.max_head_bytes)
     }
@@ -459,8 +467,9 @@ mod tests {
         }
     }
 
-    /// A bad line is reported when its LF arrives, before the head ends, with the error the
-    /// complete head gets; valid lines never stop the scan.
+    /// A bad line is reported when its LF arrives (one starting with whitespace at its first
+    /// byte), before the head ends, with the error the complete head gets; valid lines never
+    /// stop the scan.
     #[test]
     fn bad_lines_are_reported_as_they_end() {
         struct Case {
@@ -535,9 +544,12 @@ mod tests {
                     Ok(Status::Partial) => {}
                     Ok(Status::Complete(_)) => panic!("RFC {}: complete", c.rfc),
                     Err(e) => {
-                        // At the LF that ends the bad line (the first line of `rest`).
+                        // At the LF that ends the bad line (the first line of `rest`), or
+                        // at its first byte when that is whitespace (obs-fold).
                         let lf = c.rest.iter().position(|&b| b == b'\n');
-                        assert_eq!(Some(i), lf, "RFC {}: at {i}", c.rfc);
+                        let folded = c.first.ends_with(b"\n") && matches!(c.rest[0], b' ' | b'\t');
+                        let at = if folded { Some(0) } else { lf };
+                        assert_eq!(Some(i), at, "RFC {}: at {i}", c.rfc);
                         got = Some(e);
                         break;
                     }
@@ -619,8 +631,10 @@ mod tests {
         // Bytes that cannot begin a status line fail as they arrive, as they do whole: found by
         // the client_response fuzz target (`\r\n*****` fed two bytes at a time waited for a
         // line end, and the end of input then read as a head cut short).
-        let never: [(&[u8], ParseError); 4] = [
+        let never: [(&[u8], ParseError); 6] = [
             (b"\r\n*****", ParseError::InvalidVersion),
+            (b"HTTP/1.1 200 OK\r\n Host: foo", ParseError::InvalidHeaderName),
+            (b"HTTP/1.1 200 OK\r\nA: b\r\n\tc", ParseError::ObsFold),
             (b"HTTX/1.1 200 OK", ParseError::InvalidVersion),
             (b"HTTP/1.1 2x0", ParseError::InvalidStatus),
             (b"HTTP/1.1\t200", ParseError::InvalidStatusLine),
