@@ -4,9 +4,11 @@
 use super::scalar::Scalar;
 use super::*;
 
-/// Random cases per test: all of them natively, a few hundred under Miri (which interprets
-/// every load and is thousands of times slower), enough to reach every block-boundary length.
-const MIRI_SCALE: usize = if cfg!(miri) { 300 } else { usize::MAX };
+/// Random cases per test: all `n` natively, a few hundred under Miri (which interprets every
+/// load and is thousands of times slower), enough to reach every block-boundary length.
+fn scaled(n: usize) -> usize {
+    if cfg!(miri) { n.min(300) } else { n }
+}
 
 fn reference_first(buf: &[u8], start: usize, bit: u8) -> usize {
     (start..buf.len()).find(|&i| CLASS[usize::from(buf[i])] & bit == 0).unwrap_or(buf.len())
@@ -111,7 +113,7 @@ fn random_buffers_match_the_table() {
         x
     };
     each_kernel(|name, k| {
-        for _ in 0..MIRI_SCALE.min(20_000) {
+        for _ in 0..scaled(20_000) {
             let len = (next() % 100) as usize;
             // Mostly good bytes with an occasional outlier, so the scans run far.
             let buf: Vec<u8> = (0..len)
@@ -259,7 +261,7 @@ fn random_field_lines_match_the_table() {
         x
     };
     each_field_line(|kernel, k| {
-        for _ in 0..MIRI_SCALE.min(50_000) {
+        for _ in 0..scaled(50_000) {
             let len = (next() % 90) as usize;
             // Header-ish bytes, with CR LF and colons common enough to make usual lines.
             let buf: Vec<u8> = (0..len)
@@ -306,9 +308,9 @@ fn record_known_matches_the_table_record() {
             HeaderId::Other,
         ];
         let mut x: u64 = 0x1234_5678_9abc_def1;
-        for round in 0..MIRI_SCALE.min(200) {
+        for round in 0..scaled(200) {
             let (mut ours, mut want) = (KnownHeaders::EMPTY, KnownHeaders::EMPTY);
-            let steps = if round == 0 { MIRI_SCALE.min(70_000) } else { 40 };
+            let steps = if round == 0 { scaled(70_000) } else { 40 };
             for i in 0..steps {
                 x ^= x << 13;
                 x ^= x >> 7;
