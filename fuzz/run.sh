@@ -4,7 +4,7 @@
 # target: executions, coverage (libFuzzer's final `cov` and `ft`), corpus size and crashes.
 #
 #   fuzz/run.sh MINUTES [TARGET...]     e.g. fuzz/run.sh 60 for the full campaign (a CPU-hour
-#                                       per target, 14 hours for 14 targets)
+#                                       per target, 18 hours for 18 targets)
 #
 # Each target's working corpus (fuzz/corpus/TARGET, not committed) starts from the committed
 # minimised seeds (fuzz/seeds/TARGET) and inputs shaped from the shared corpora (llhttp's
