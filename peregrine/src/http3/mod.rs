@@ -8,7 +8,7 @@
 //! - [`qpack`]: field compression (RFC 9204): static and dynamic tables, the encoder and
 //!   decoder with their instruction streams, blocked streams.
 //! - [`conn`]: one connection, both roles: control, QPACK and request streams, GOAWAY,
-//!   errors with their codes, flood budgets. [`Conn`]'s docs state the driver's contract.
+//!   errors with their codes, flood budgets. [`Conn`](conn::Conn)'s docs state the driver's contract.
 
 pub mod conn;
 pub mod error;
