@@ -63,18 +63,7 @@ fn decode_continuation(block: &[u8], pos: &mut usize, base: u64) -> Result<usize
 /// pattern bits above the prefix (e.g. `0x80` for an indexed field).
 #[inline]
 pub(crate) fn encode(dst: &mut Vec<u8>, high: u8, n: u32, value: usize) {
-    let mask = (1usize << n) - 1;
-    if value < mask {
-        dst.push(high | value as u8);
-        return;
-    }
-    dst.push(high | mask as u8);
-    let mut rest = value - mask;
-    while rest >= 0x80 {
-        dst.push(0x80 | (rest & 0x7f) as u8);
-        rest >>= 7;
-    }
-    dst.push(rest as u8);
+    crate::field_codec::prefixed_int::encode(dst, high, n, value as u64);
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //!
 //! RFC 9204 §4.1.1: "QPACK implementations MUST be able to decode integers up to and
 //! including 62 bits long." HPACK's decoder stops at 32 bits; QPACK's stream IDs and insert
-//! counts need the full range, so this is its own decoder, with the same shape.
+//! counts need the full range, so this is its own decoder; the encoder is HPACK's
+//! (`field_codec::prefixed_int`).
 
 /// The largest integer accepted, 2^62 - 1.
 pub(crate) const MAX: u64 = (1 << 62) - 1;
@@ -48,23 +49,7 @@ pub(crate) fn decode(buf: &[u8], pos: &mut usize, n: u32) -> Result<u64, IntErro
     Err(IntError::Overflow)
 }
 
-/// Appends `value` with an `n`-bit prefix (1..=8); `high` carries the representation's
-/// pattern bits above the prefix.
-#[inline]
-pub(crate) fn encode(dst: &mut Vec<u8>, high: u8, n: u32, value: u64) {
-    let mask = (1u64 << n) - 1;
-    if value < mask {
-        dst.push(high | value as u8);
-        return;
-    }
-    dst.push(high | mask as u8);
-    let mut rest = value - mask;
-    while rest >= 0x80 {
-        dst.push(0x80 | (rest & 0x7f) as u8);
-        rest >>= 7;
-    }
-    dst.push(rest as u8);
-}
+pub(crate) use crate::field_codec::prefixed_int::encode;
 
 #[cfg(test)]
 mod tests {
