@@ -16,7 +16,7 @@ use crate::{Method, Version};
 /// target the `http` crate cannot hold in a `Uri` (which it refuses bytes our parser allows,
 /// such as `{` or `"`): read as another target it would reach the wrong resource.
 pub(super) fn to_http_request(mut req: Request) -> Option<http::Request<Body>> {
-    let head = req.raw_head().clone();
+    let head = req.raw_head();
     // RFC 9113 §8.5: an HTTP/2 CONNECT has no :path; its target is the :authority.
     let target = match req.target() {
         "" => req.authority().unwrap_or_default(),
