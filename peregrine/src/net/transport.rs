@@ -279,6 +279,21 @@ impl Transport {
         }
     }
 
+    /// Writes from several buffers in order with one `writev(2)` on plain TCP: how many bytes
+    /// were taken (possibly ending inside any of them), or `WouldBlock`. Over TLS the first
+    /// non-empty buffer is taken as [`Transport::try_write`] takes it: its bytes are copied
+    /// into records anyway, and rustls's own vectored write allocates a list per call.
+    #[inline]
+    pub(crate) fn try_write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(tcp) => tcp.try_write_vectored(bufs),
+            Transport::Tls(_) => match bufs.iter().find(|b| !b.is_empty()) {
+                Some(b) => self.try_write(b),
+                None => Ok(0),
+            },
+        }
+    }
+
     /// Ready when [`Transport::try_write`] may take bytes.
     #[inline]
     pub(crate) fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

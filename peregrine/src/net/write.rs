@@ -5,11 +5,17 @@
 //! more bytes ever: it is an error (`WriteZero`), never a reason to try again. `WouldBlock`
 //! waits for writability; a stall longer than the write timeout fails with `TimedOut`.
 
-use std::io;
+use std::io::{self, IoSlice};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bytes::Buf;
+
 use super::transport::Transport;
+
+/// The most pieces one vectored write is given: a WebSocket echo's queue is a few frames
+/// (header, payload, header, payload...); more wait for the next write.
+const MAX_SLICES: usize = 16;
 
 /// When the current write stall began: the write timeout counts from there, and any progress
 /// clears it. The driver arms its timer for [`WriteStall::deadline`] while a write pends.
@@ -62,6 +68,53 @@ impl Transport {
                 Ok(0) => return Poll::Ready(Err(write_zero())),
                 Ok(n) => {
                     *pos += n;
+                    stall.progressed();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    match self.poll_write_ready(cx) {
+                        Poll::Ready(Ok(())) => continue,
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                        Poll::Pending => {
+                            stall.stalled();
+                            return Poll::Pending;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+        self.poll_flush_held(cx, stall)
+    }
+
+    /// Writes all of `buf`, advancing it, then sends what the transport holds (TLS records):
+    /// as [`Transport::poll_write_all`], with a buffer made of several pieces (frame octets and
+    /// shared payloads) written by vectored writes on plain TCP, a write that ends inside a
+    /// piece resuming there.
+    ///
+    /// # Errors
+    /// As [`Transport::poll_write_all`].
+    #[inline]
+    pub(crate) fn poll_write_buf(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut impl Buf,
+        stall: &mut WriteStall,
+    ) -> Poll<io::Result<()>> {
+        while buf.has_remaining() {
+            let chunk = buf.chunk();
+            let written = if chunk.len() == buf.remaining() {
+                // One piece (short frames only): a plain write.
+                self.try_write(chunk)
+            } else {
+                let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+                let n = buf.chunks_vectored(&mut slices);
+                self.try_write_vectored(&slices[..n])
+            };
+            match written {
+                Ok(0) => return Poll::Ready(Err(write_zero())),
+                Ok(n) => {
+                    buf.advance(n);
                     stall.progressed();
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -142,6 +195,41 @@ mod tests {
                 .unwrap();
             assert_eq!(pos, data.len());
             assert!(stall.deadline(timeout).is_none(), "progress clears the stall");
+            reader.join().unwrap();
+        });
+    }
+
+    /// A buffer of several pieces to a peer that reads nothing, then reads: the vectored
+    /// writes stop inside pieces and resume there; every byte arrives in order.
+    #[test]
+    fn a_stalled_vectored_write_resumes_inside_a_piece() {
+        use bytes::{Buf, Bytes};
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (stream, _) = listener.accept().await.unwrap();
+            socket2::SockRef::from(&stream).set_send_buffer_size(4096).unwrap();
+            let mut io = Transport::Plain(stream);
+            let piece = |len: usize, salt: usize| -> Bytes {
+                (0..len).map(|i| ((i + salt) % 251) as u8).collect::<Vec<u8>>().into()
+            };
+            let (a, b, c) = (piece(3, 1), piece(3 * 1024 * 1024 + 5, 2), piece(10, 3));
+            let want = [&a[..], &b[..], &c[..]].concat();
+            let mut buf = a.chain(b).chain(c);
+            let mut stall = WriteStall::default();
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(io.poll_write_buf(&mut cx, &mut buf, &mut stall).is_pending());
+            assert!(buf.has_remaining() && buf.remaining() < want.len());
+            assert!(stall.deadline(Duration::from_secs(30)).is_some());
+            let reader = std::thread::spawn(move || {
+                let mut got = vec![0; want.len()];
+                peer.read_exact(&mut got).unwrap();
+                assert!(got == want, "bytes out of order");
+            });
+            std::future::poll_fn(|cx| io.poll_write_buf(cx, &mut buf, &mut stall)).await.unwrap();
+            assert!(!buf.has_remaining());
+            assert!(stall.deadline(Duration::from_secs(30)).is_none());
             reader.join().unwrap();
         });
     }
