@@ -56,6 +56,7 @@ pub mod frame;
 pub mod handshake;
 mod limits;
 pub mod mask;
+mod transmit;
 pub mod utf8;
 
 pub use close::{MAX_REASON, parse_close};
@@ -65,3 +66,4 @@ pub use conn::{Conn, Event, Role, State, Timeout};
 pub use error::{Error, SendError};
 pub use extension::{DeflateConfig, DeflateParams};
 pub use limits::Limits;
+pub use transmit::Transmit;

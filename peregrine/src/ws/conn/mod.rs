@@ -16,12 +16,15 @@
 //!    of the buffer and unmasks a frame's payload in place there: leave the rest as it is and
 //!    append the next read to it. Any split of the input is accepted.
 //! 3. Send with [`Conn::send_text`], [`Conn::send_binary`], [`Conn::send_ping`] and
-//!    [`Conn::close`]. Whenever frames may be queued (after those, after `recv`, after
-//!    [`Conn::handle_timeout`]) and the transport can take bytes, call
-//!    [`Conn::poll_transmit`] and write what it appended. [`Conn::buffered`] says how much is
-//!    queued: stop reading from a peer while it (and what the driver holds unwritten) is over
-//!    a high-water mark, so a peer that does not read cannot grow it (a Ping flood's Pongs
-//!    are coalesced into one).
+//!    [`Conn::close`] ([`Conn::send_binary_bytes`] and [`Conn::send_text_bytes`] take shared
+//!    bytes: a server queues a large payload without copying it). Whenever frames may be
+//!    queued (after those, after `recv`, after [`Conn::handle_timeout`]) and the transport can
+//!    take bytes, call [`Conn::poll_transmit`] and write what it appended, or
+//!    [`Conn::poll_transmit_vectored`] into a [`Transmit`] and write its pieces with a
+//!    vectored write (each write may stop anywhere: advance by what it took).
+//!    [`Conn::buffered`] says how much is queued: stop reading from a peer while it (and what
+//!    the driver holds unwritten) is over a high-water mark, so a peer that does not read
+//!    cannot grow it (a Ping flood's Pongs are coalesced into one).
 //! 4. Before waiting, call [`Conn::poll_timeout`] with the time and arm a timer; when it fires
 //!    call [`Conn::handle_timeout`].
 //! 5. Once [`Conn::is_closed`], write what `poll_transmit` gives and close the transport: a
@@ -30,6 +33,7 @@
 //! 6. While idle (nothing buffered, nothing in flight), [`Conn::shrink`] returns the buffers'
 //!    memory.
 //!
+//! [`Transmit`]: crate::ws::Transmit
 //! [`Accept::deflate`]: crate::ws::handshake::Accept::deflate
 //! [`Accepted::deflate`]: crate::ws::handshake::Accepted::deflate
 //!
@@ -77,12 +81,14 @@ use bytes::BytesMut;
 
 pub use crate::role::Role;
 pub use event::{Event, Timeout};
+pub use send::SHARE_MIN;
 
 use crate::ws::close_code::CloseCode;
 use crate::ws::config::Config;
 use crate::ws::extension::DeflateParams;
 use crate::ws::frame::{MAX_CONTROL_PAYLOAD, Opcode};
 use crate::ws::mask::MaskKeys;
+use crate::ws::transmit::Transmit;
 use crate::ws::utf8::Utf8;
 
 /// Where the closing handshake is (RFC 6455 §7).
@@ -211,8 +217,9 @@ pub struct Conn {
     /// The assembly buffer of fragmented and compressed messages.
     buf: BytesMut,
     utf8: Utf8,
-    /// Frames queued in order: messages, and our Close last.
-    out: Vec<u8>,
+    /// Frames queued in order: messages (a server's large ones as their shared payloads), and
+    /// our Close last.
+    out: Transmit,
     /// The Pong owed for the latest Ping (RFC 6455 §5.5.3: only the latest needs one).
     pong: Option<Control>,
     /// A Ping to send.
@@ -297,7 +304,7 @@ impl Conn {
             msg: None,
             buf: BytesMut::new(),
             utf8: Utf8::new(),
-            out: Vec::new(),
+            out: Transmit::new(),
             pong: None,
             ping: None,
             masks: (role == Role::Client).then(|| Box::new(MaskKeys::new(mask_seed))),
@@ -358,7 +365,8 @@ impl Conn {
         }
     }
 
-    /// Octets queued for [`Conn::poll_transmit`]: the driver's backpressure signal.
+    /// Octets queued for [`Conn::poll_transmit`], shared payloads included: the driver's
+    /// backpressure signal.
     pub fn buffered(&self) -> usize {
         let header = if self.role == Role::Client { 6 } else { 2 };
         let control = |c: &Option<Control>| c.map_or(0, |c| header + usize::from(c.len));
@@ -368,17 +376,32 @@ impl Conn {
     /// Appends every queued frame to `dst` and returns how many octets it appended: a Pong
     /// owed and a Ping asked for first (control frames go between messages, never inside one:
     /// every message is queued whole), then messages and our Close in the order they were
-    /// made.
+    /// made. Payloads queued shared ([`Conn::send_binary_bytes`]) are copied in: a driver
+    /// that can write several buffers at once takes [`Conn::poll_transmit_vectored`] instead.
     ///
     /// The driver calls it whenever the transport can take bytes and writes all of `dst`.
     /// When `dst` is empty and no control frame is owed, the buffers are swapped instead of
     /// copied (both keep their capacity: no allocation in a steady state).
     pub fn poll_transmit(&mut self, dst: &mut Vec<u8>) -> usize {
         let n = self.buffered();
-        if dst.is_empty() && self.pong.is_none() && self.ping.is_none() {
-            std::mem::swap(dst, &mut self.out);
-            return n;
-        }
+        self.transmit_control(dst);
+        self.out.copy_into(dst);
+        n
+    }
+
+    /// [`Conn::poll_transmit`] into a [`Transmit`]: shared payloads stay shared, for the
+    /// driver to write with the octets around them in one vectored write (no copy of the
+    /// payload). Control frames go after what `dst` still holds (a message partly written
+    /// is finished first) and before the messages queued here.
+    pub fn poll_transmit_vectored(&mut self, dst: &mut Transmit) -> usize {
+        let n = self.buffered();
+        self.transmit_control(dst.octets_mut());
+        dst.append(&mut self.out);
+        n
+    }
+
+    /// Appends the Pong owed and the Ping asked for, if any.
+    fn transmit_control(&mut self, dst: &mut Vec<u8>) {
         let mut masks = self.masks.as_deref_mut();
         if let Some(p) = self.pong.take() {
             send::write_frame(dst, masks.as_deref_mut(), Opcode::Pong, false, true, p.payload());
@@ -386,9 +409,6 @@ impl Conn {
         if let Some(p) = self.ping.take() {
             send::write_frame(dst, masks, Opcode::Ping, false, true, p.payload());
         }
-        dst.extend_from_slice(&self.out);
-        self.out.clear();
-        n
     }
 
     /// The next instant [`Conn::handle_timeout`] has work, `None` if none: the peer's Close
@@ -451,9 +471,7 @@ impl Conn {
     /// output buffer if empty, the assembly buffer between messages, a compressor or inflater
     /// without context takeover (made again when next needed).
     pub fn shrink(&mut self) {
-        if self.out.is_empty() {
-            self.out = Vec::new();
-        }
+        self.out.shrink();
         if self.msg.is_none() && self.buf.is_empty() {
             self.buf = BytesMut::new();
         }

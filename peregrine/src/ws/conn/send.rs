@@ -1,12 +1,19 @@
 //! Sending: messages framed (fragmented, compressed, masked) into the output queue, control
 //! frames, and our Close (RFC 6455 §5.2-§5.5; RFC 7692 §6.1, §7.2.1).
 
+use bytes::Bytes;
+
 use super::{Conn, Control, State};
 use crate::ws::close::{ClosePayload, MAX_REASON};
 use crate::ws::close_code::CloseCode;
 use crate::ws::error::SendError;
 use crate::ws::frame::{Header, MAX_HEADER, Opcode};
 use crate::ws::mask::{self, MaskKeys};
+
+/// The shortest message [`Conn::send_binary_bytes`] queues shared: below it, copying the
+/// payload next to its header costs less than a second buffer in the write (and keeps a small
+/// message from holding on to a large read buffer).
+pub const SHARE_MIN: usize = 1024;
 
 impl Conn {
     /// Queues a text message.
@@ -24,6 +31,31 @@ impl Conn {
     /// As [`Conn::send_text`].
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), SendError> {
         self.send_message(Opcode::Binary, data)
+    }
+
+    /// Queues a binary message held in shared bytes: a server queues a message of at least
+    /// [`SHARE_MIN`] octets that goes uncompressed in one frame as its header and `data`
+    /// itself, not a copy, for [`Conn::poll_transmit_vectored`] to hand to a vectored write
+    /// (an echo sends back the received message's bytes, which share the read buffer). A
+    /// client's frames are masked, which needs a copy of their own; shorter, compressed and
+    /// fragmented messages are framed as [`Conn::send_binary`] frames them.
+    ///
+    /// # Errors
+    /// As [`Conn::send_text`].
+    pub fn send_binary_bytes(&mut self, data: Bytes) -> Result<(), SendError> {
+        self.send_shared(Opcode::Binary, data)
+    }
+
+    /// Queues a text message held in shared bytes, as [`Conn::send_binary_bytes`] does.
+    /// `text` must be UTF-8 (RFC 6455 §5.6: a peer fails the connection with 1007 otherwise);
+    /// it is not checked again here (a `&str` the caller made, or text received, was), except
+    /// in debug builds.
+    ///
+    /// # Errors
+    /// As [`Conn::send_text`].
+    pub fn send_text_bytes(&mut self, text: Bytes) -> Result<(), SendError> {
+        debug_assert!(std::str::from_utf8(&text).is_ok(), "send_text_bytes: not UTF-8");
+        self.send_shared(Opcode::Text, text)
     }
 
     /// Queues a Ping (RFC 6455 §5.5.2), sent ahead of queued messages; one waits at a time,
@@ -85,7 +117,41 @@ impl Conn {
     pub(super) fn queue_close(&mut self, code: CloseCode, reason: &str) {
         let payload = ClosePayload::new(code, reason);
         let masks = self.masks.as_deref_mut();
-        write_frame(&mut self.out, masks, Opcode::Close, false, true, payload.as_bytes());
+        write_frame(self.out.octets_mut(), masks, Opcode::Close, false, true, payload.as_bytes());
+    }
+
+    fn send_shared(&mut self, opcode: Opcode, data: Bytes) -> Result<(), SendError> {
+        if !self.shares(data.len()) {
+            return self.send_message(opcode, &data);
+        }
+        if self.state != State::Open {
+            return Err(SendError::Closed);
+        }
+        // RFC 6455 §5.2: one frame, FIN set, unmasked (a server's), the payload as it is.
+        let header = Header { fin: true, rsv1: false, opcode, mask: None, len: data.len() as u64 };
+        self.out.octets_mut().extend_from_slice(header.encode().as_bytes());
+        self.out.push_shared(data);
+        Ok(())
+    }
+
+    /// Whether a message of `len` octets goes out shared rather than copied: a server's
+    /// (unmasked), long enough for a vectored write to beat a copy, in one frame, not
+    /// compressed.
+    fn shares(&self, len: usize) -> bool {
+        if self.masks.is_some()
+            || len < SHARE_MIN
+            || self.config.fragment_size.is_some_and(|f| len > f.max(1))
+        {
+            return false;
+        }
+        #[cfg(feature = "ws-deflate")]
+        if let Some(d) = &self.deflate {
+            // As `send_message` decides (RFC 7692 §6).
+            if d.own_bits >= 9 && len >= d.min_size {
+                return false;
+            }
+        }
+        true
     }
 
     fn send_message(&mut self, opcode: Opcode, data: &[u8]) -> Result<(), SendError> {
@@ -104,11 +170,18 @@ impl Conn {
                 let c = d
                     .compressor
                     .get_or_insert_with(|| crate::ws::deflate::Compressor::new(level, bits, reset));
-                write_message(&mut self.out, masks, opcode, true, c.compress(data), fragment);
+                write_message(
+                    self.out.octets_mut(),
+                    masks,
+                    opcode,
+                    true,
+                    c.compress(data),
+                    fragment,
+                );
                 return Ok(());
             }
         }
-        write_message(&mut self.out, masks, opcode, false, data, fragment);
+        write_message(self.out.octets_mut(), masks, opcode, false, data, fragment);
         Ok(())
     }
 }

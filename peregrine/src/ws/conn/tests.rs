@@ -6,4 +6,5 @@ mod harness;
 mod hostile;
 mod round_trip;
 mod rules;
+mod shared;
 mod timers;
