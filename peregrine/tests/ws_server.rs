@@ -224,6 +224,90 @@ fn protocol_errors_get_their_close_codes() {
     server.join().unwrap();
 }
 
+/// A server writes a large message from the received message's own bytes (header and payload
+/// in one vectored write): to a client that reads slowly through a small receive buffer, so
+/// that the server's writes stop inside headers and payloads, 16 KiB and 1 MiB echoes arrive
+/// byte-exact and in order, the Pongs between them whole (RFC 6455 §5.4: control frames go
+/// between a message's frames, never inside one).
+#[test]
+fn large_echoes_reach_a_slow_reader_byte_exact() {
+    let server = spawn(echo);
+    rt().block_on(async {
+        // More than the server's socket buffer holds (loopback's can grow to 4 MiB), so its
+        // writes end inside headers and payloads.
+        let mut sizes = vec![16 * 1024, 1 << 20, 16 * 1024 + 3, 1024, 1023, 70_000, 16 * 1024];
+        sizes.extend([1 << 20; 5]);
+        sizes.extend([16 * 1024, 1024 + 1, 3 * 1024 * 1024 / 2]);
+        let mut frames = Vec::new();
+        let mut want = Vec::new();
+        for (i, &size) in sizes.iter().enumerate() {
+            let text = i % 3 == 2;
+            let payload: Vec<u8> = if text {
+                (0..size).map(|k| b'a' + ((i * 7 + k) % 26) as u8).collect()
+            } else {
+                (0..size).map(|k| ((i * 31 + k) % 251) as u8).collect()
+            };
+            frames.push(client_frame(if text { 1 } else { 2 }, &payload));
+            let payload = Bytes::from(payload);
+            want.push(if text { Event::Text(payload) } else { Event::Binary(payload) });
+            let ping = format!("ping {i}");
+            frames.push(client_frame(9, ping.as_bytes()));
+            want.push(Event::Pong(Bytes::from(ping)));
+        }
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut tcp = socket.connect(server.local_addr()).await.unwrap();
+        tcp.write_all(HANDSHAKE).await.unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut b = [0u8; 1];
+            assert_eq!(tcp.read(&mut b).await.unwrap(), 1, "the 101 head");
+            head.push(b[0]);
+        }
+        assert!(head.starts_with(b"HTTP/1.1 101"), "{:?}", String::from_utf8_lossy(&head));
+        let (mut rd, mut wr) = tcp.into_split();
+        // The client writes everything while it reads: the server reads on while its echo
+        // waits for the slow reader only up to its high-water mark.
+        let writer = tokio::spawn(async move {
+            for frame in frames {
+                wr.write_all(&frame).await.unwrap();
+            }
+            wr
+        });
+        let config = std::sync::Arc::new(ws::Config::default());
+        let mut conn = ws::Conn::new(ws::Role::Client, config, None, [9; 32], Instant::now());
+        let mut input = BytesMut::new();
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 1500];
+        let mut reads = 0u32;
+        // The reader starts late: the server's socket buffer fills first.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        while got.len() < want.len() {
+            let n = tokio::time::timeout(Duration::from_secs(10), rd.read(&mut buf))
+                .await
+                .expect("the server keeps writing")
+                .unwrap();
+            assert!(n > 0, "the server closed after {} events", got.len());
+            input.extend_from_slice(&buf[..n]);
+            while let Some(event) = conn.recv(&mut input, Instant::now()) {
+                got.push(event);
+            }
+            reads += 1;
+            if reads % 64 == 0 {
+                // Slow: the server's socket fills and its writes go part by part.
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        }
+        assert_eq!(got.len(), want.len());
+        for (i, (got, want)) in got.iter().zip(&want).enumerate() {
+            assert!(got == want, "event {i} differs: {:?}", std::mem::discriminant(got));
+        }
+        let _wr = writer.await.unwrap();
+    });
+    server.shutdown();
+    server.join().unwrap();
+}
+
 /// RFC 6455 §4.2.2: a request that is not a handshake gets 400; another version gets 426
 /// with the version the server speaks.
 #[test]

@@ -122,8 +122,6 @@ pub(crate) enum Io {
     /// A whole connection: every read and write through the transport.
     Stream {
         transport: Transport,
-        /// Written so far of the output buffer.
-        wpos: usize,
         stall: WriteStall,
         /// Keep the socket's read readiness after a short read (a client on a multi-threaded
         /// runtime; see `Transport::try_read_buf_keep_ready`).

@@ -7,14 +7,14 @@ use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 
 use super::io::{BufferPool, Drain, Io};
 use super::message::{CloseFrame, Message};
 use super::text::Utf8Bytes;
 use crate::body::{Body, BodySender};
 use crate::net::{Timer, Transport, WriteStall};
-use crate::ws::{self, CloseCode, Conn, Event, Role, SendError, Timeout};
+use crate::ws::{self, CloseCode, Conn, Event, Role, SendError, Timeout, Transmit};
 
 /// Output queued beyond this is written before anything more is read: a peer that sends but
 /// does not read cannot make the connection buffer its Pongs and echoes without bound.
@@ -126,7 +126,8 @@ pub struct WebSocket {
     conn: Conn,
     io: Io,
     input: BytesMut,
-    output: Vec<u8>,
+    /// Frames to write: octets, and large payloads shared (an echo's are the read buffer's).
+    output: Transmit,
     /// The connection's deadlines (its own, and a stalled write's); made when first needed.
     timer: Option<Timer>,
     drain: Option<Drain>,
@@ -183,13 +184,7 @@ impl WebSocket {
         keep_ready: bool,
         write_timeout: Duration,
     ) -> WebSocket {
-        let io = Io::Stream {
-            transport,
-            wpos: 0,
-            stall: WriteStall::default(),
-            keep_ready,
-            shut: false,
-        };
+        let io = Io::Stream { transport, stall: WriteStall::default(), keep_ready, shut: false };
         WebSocket::new(conn, io, input, write_timeout)
     }
 
@@ -211,7 +206,7 @@ impl WebSocket {
             conn,
             io,
             input,
-            output: Vec::new(),
+            output: Transmit::new(),
             timer: None,
             drain: None,
             write_timeout,
@@ -380,11 +375,13 @@ impl WebSocket {
     /// # Errors
     /// As [`WebSocket::send`]'s queueing.
     pub fn queue(&mut self, message: Message) -> Result<(), Error> {
-        match &message {
-            Message::Text(text) => self.conn.send_text(text)?,
-            Message::Binary(data) => self.conn.send_binary(data)?,
-            Message::Ping(data) => self.conn.send_ping(data)?,
-            Message::Pong(data) => self.conn.send_pong(data)?,
+        // Text and binary go as the message's own bytes: a server writes a large one without
+        // copying it (`Conn::send_binary_bytes`).
+        match message {
+            Message::Text(text) => self.conn.send_text_bytes(text.into_bytes())?,
+            Message::Binary(data) => self.conn.send_binary_bytes(data)?,
+            Message::Ping(data) => self.conn.send_ping(&data)?,
+            Message::Pong(data) => self.conn.send_pong(&data)?,
             Message::Close(None) => self.conn.close(CloseCode::NO_STATUS, "")?,
             Message::Close(Some(frame)) => self.conn.close(frame.code, &frame.reason)?,
         }
@@ -469,7 +466,7 @@ impl WebSocket {
         if matches!(self.io, Io::Http2 { .. }) {
             return self.flush_all().await;
         }
-        self.conn.poll_transmit(&mut self.output);
+        self.conn.poll_transmit_vectored(&mut self.output);
         match poll_fn(|cx| Poll::Ready(self.poll_write(cx))).await {
             Poll::Ready(result) => result,
             Poll::Pending if self.pending_output() > HIGH_WATER => self.flush_all().await,
@@ -479,22 +476,19 @@ impl WebSocket {
 
     /// Bytes queued and not written yet.
     fn pending_output(&self) -> usize {
-        let written = match &self.io {
-            Io::Stream { wpos, .. } => *wpos,
-            Io::Http2 { .. } => 0,
-        };
-        self.output.len() - written + self.conn.buffered()
+        self.output.len() + self.conn.buffered()
     }
 
     /// Writes everything queued, with the write timeout.
     async fn flush_all(&mut self) -> Result<(), Error> {
-        self.conn.poll_transmit(&mut self.output);
+        self.conn.poll_transmit_vectored(&mut self.output);
         if let Io::Http2 { outgoing, .. } = &mut self.io {
             if self.output.is_empty() {
                 return Ok(());
             }
             let Some(sender) = outgoing else { return Err(Error::Closed) };
-            let chunk = Bytes::from(std::mem::take(&mut self.output));
+            // One DATA chunk: shared payloads are copied into it.
+            let chunk = self.output.take_bytes();
             self.written_bytes += chunk.len() as u64;
             // A peer that reads nothing opens no window: the stream's channel stays full. Past
             // the write timeout the write has stalled, as a stream's would. The timer is armed
@@ -529,18 +523,17 @@ impl WebSocket {
         }
     }
 
-    /// One attempt at writing the output buffer over a stream.
+    /// One attempt at writing the output over a stream: vectored on plain TCP, so shared
+    /// payloads go from where they are; a partial write resumes where it stopped.
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let Io::Stream { transport, wpos, stall, .. } = &mut self.io else {
+        let Io::Stream { transport, stall, .. } = &mut self.io else {
             return Poll::Ready(Ok(()));
         };
-        match transport.poll_write_all(cx, &self.output, wpos, stall) {
-            Poll::Ready(Ok(())) => {
-                self.written_bytes += self.output.len() as u64;
-                self.output.clear();
-                *wpos = 0;
-                Poll::Ready(Ok(()))
-            }
+        let before = self.output.len();
+        let result = transport.poll_write_buf(cx, &mut self.output, stall);
+        self.written_bytes += (before - self.output.len()) as u64;
+        match result {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
             Poll::Ready(Err(e)) => Poll::Ready(Err(Error::Io(e))),
             Poll::Pending => Poll::Pending,
         }
