@@ -104,8 +104,12 @@ impl Transmit {
     /// empty the two swap their buffers: nothing is copied, and both keep their capacity.
     pub fn append(&mut self, other: &mut Transmit) {
         if self.is_empty() {
-            self.clear();
-            std::mem::swap(self, other);
+            // Empty means no octets and no shared payload left (`advance` clears them once
+            // written): `other` gets the empty buffers back.
+            std::mem::swap(&mut self.octets, &mut other.octets);
+            std::mem::swap(&mut self.shared, &mut other.shared);
+            self.pos = std::mem::take(&mut other.pos);
+            self.shared_len = std::mem::take(&mut other.shared_len);
             return;
         }
         let base = self.octets.len();
@@ -199,8 +203,25 @@ impl Buf for Transmit {
     /// # Panics
     /// If `cnt` is more than [`Transmit::len`] (a driver that reports more written than it
     /// was given).
-    fn advance(&mut self, mut cnt: usize) {
+    #[inline]
+    fn advance(&mut self, cnt: usize) {
         assert!(cnt <= self.len(), "advanced past the queued octets");
+        if self.shared.is_empty() {
+            // Octets only (short frames): the common case, kept small.
+            self.pos += cnt;
+            if self.pos == self.octets.len() {
+                self.octets.clear();
+                self.pos = 0;
+            }
+            return;
+        }
+        self.advance_shared(cnt);
+    }
+}
+
+impl Transmit {
+    /// [`Buf::advance`] with shared payloads queued.
+    fn advance_shared(&mut self, mut cnt: usize) {
         while cnt > 0 {
             match self.shared.front_mut() {
                 Some(s) if self.pos < s.at => {

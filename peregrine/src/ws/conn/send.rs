@@ -120,8 +120,9 @@ impl Conn {
         write_frame(self.out.octets_mut(), masks, Opcode::Close, false, true, payload.as_bytes());
     }
 
+    #[inline]
     fn send_shared(&mut self, opcode: Opcode, data: Bytes) -> Result<(), SendError> {
-        if !self.shares(data.len()) {
+        if data.len() < SHARE_MIN || !self.shares(data.len()) {
             return self.send_message(opcode, &data);
         }
         if self.state != State::Open {
