@@ -9,6 +9,8 @@
 #
 # usage: bench/callgrind.sh [BIN]        (N=20000 by default; BIN defaults to the release example)
 #        ARGS='--metrics /metrics' bench/callgrind.sh   (extra server arguments: counters on)
+#        PRE_ARGS=proxy bench/callgrind.sh target/release/peregrine   (arguments before --addr:
+#        a subcommand; bench/callgrind_proxy.sh does this with a backend)
 # Everything runs on 127.0.0.1; the server is stopped by PID at exit.
 set -euo pipefail
 
@@ -27,7 +29,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out.%p" \
-    "$BIN" --addr "127.0.0.1:$PORT" --workers 1 ${ARGS:-} 2>"$OUT/valgrind.log" &
+    "$BIN" ${PRE_ARGS:-} --addr "127.0.0.1:$PORT" --workers 1 ${ARGS:-} 2>"$OUT/valgrind.log" &
 PID=$!
 for _ in $(seq 100); do
     curl -sf "http://127.0.0.1:$PORT/plaintext" >/dev/null 2>&1 && break

@@ -4,12 +4,16 @@
 //! streamed back ([`super::body`]). Failures before any byte of a response are retried on
 //! another server when that is safe; what remains is answered 502 or 504 and logged.
 
+// The futures a request awaits are async blocks, not `async fn`s: see `forward`.
+#![allow(clippy::manual_async_fn)]
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use bytes::BytesMut;
 use http::{HeaderName, HeaderValue, StatusCode};
+use tokio::time::Instant;
 
 use super::Shared;
 use super::answer::{answer, failed};
@@ -40,98 +44,95 @@ struct Failure {
 }
 
 /// Proxies `req` by `shared`'s routes.
-pub(crate) async fn forward(shared: Arc<Shared>, local: Arc<Local>, mut req: Request) -> Response {
-    let host = req.authority().map(super::route::host_only);
-    let Some(index) = shared.route(host, req.path()) else {
-        return answer(StatusCode::NOT_FOUND, "no route for this request");
-    };
-    let (route, pool) = (&shared.routes[index].0, &shared.routes[index].1);
-    let Some(pool) = pool else {
-        return files(route, &req);
-    };
-    // Before the checks of a request to forward: over HTTP/2 a WebSocket opens with CONNECT.
-    if super::websocket::is_websocket(&req) {
-        return super::websocket::relay(&shared, &local, pool, route, req).await;
-    }
-    if let Err(refusal) = translate::check(&req, req.target()) {
-        return answer(refusal.status(), refusal.reason());
-    }
-    let body = req.take_body();
-    if let (Some(limit), Some(len)) = (route.max_body_bytes, body.size_hint()) {
-        if len > limit {
-            return answer(StatusCode::PAYLOAD_TOO_LARGE, "request body larger than the limit");
+///
+/// Not an `async fn`: one keeps its arguments twice in its future (the argument and the
+/// local it is moved into), and the request alone is 160 bytes; the block below captures them
+/// once, so the future fits the worker's pooled buffer.
+pub(crate) fn forward(
+    shared: Arc<Shared>,
+    local: Arc<Local>,
+    mut req: Request,
+) -> impl Future<Output = Response> {
+    async move {
+        let host = req.authority().map(super::route::host_only);
+        let Some(index) = shared.route(host, req.path()) else {
+            return answer(StatusCode::NOT_FOUND, "no route for this request");
+        };
+        let (route, pool) = (&shared.routes[index].0, &shared.routes[index].1);
+        let Some(pool) = pool else {
+            return files(route, &req);
+        };
+        // Before the checks of a request to forward: over HTTP/2 a WebSocket opens with CONNECT.
+        // Boxed: a WebSocket's relay is several KiB of state, kept out of every request's future.
+        if super::websocket::is_websocket(&req) {
+            return Box::pin(super::websocket::relay(&shared, &local, pool, route, req)).await;
         }
-    }
-    let method = req.method();
-    let replayable = method.is_idempotent() && body.size_hint() == Some(0);
-    let key = match &pool.balance {
-        balance::Balance::Hash(k) => {
-            let headers = req.headers();
-            let cookies = headers.get_all("cookie");
-            let header = |n: &str| headers.get(n);
-            balance::request_key(k, header, cookies, req.remote_addr().map(|a| a.ip()))
+        if let Err(refusal) = translate::check(&req, req.target()) {
+            return answer(refusal.status(), refusal.reason());
         }
-        _ => None,
-    };
-    pool.budget.deposit();
-    let mut body = Some(body);
-    let mut tried = 0u64;
-    let mut attempts = 0u32;
-    let total = pool.timeouts.total.map(|d| tokio::time::Instant::now() + d);
-    loop {
-        let server = {
-            let mut rng = local.rng.lock().unwrap_or_else(|e| e.into_inner());
-            pool.pick(key, tried, &mut rng)
-        };
-        let Some(server) = server else {
-            return answer(StatusCode::SERVICE_UNAVAILABLE, "no upstream server is available");
-        };
-        tried |= 1u64.checked_shl(server as u32).unwrap_or(0);
-        let s = &pool.servers[server];
-        s.requests.fetch_add(1, Ordering::Relaxed);
-        s.in_flight.fetch_add(1, Ordering::Relaxed);
-        let started = std::time::Instant::now();
-        let attempt = exchange(&shared, &local, pool, route, server, &req, &mut body);
-        let outcome = match total {
-            Some(at) => match tokio::time::timeout_at(at, attempt).await {
-                Ok(r) => r,
-                Err(_) => Err(Failure {
-                    error: Error::new(
-                        crate::client::error::Kind::Timeout(
-                            crate::client::error::Deadline::Request,
-                        ),
-                        "no response within the total timeout",
-                    ),
-                    unsent: false,
-                }),
-            },
-            None => attempt.await,
-        };
-        match outcome {
-            Ok(response) => {
-                crate::server::note_upstream(&s.name, started.elapsed());
-                return response;
+        let mut body = Some(req.take_body());
+        let length = body.as_ref().and_then(Body::size_hint);
+        if let (Some(limit), Some(len)) = (route.max_body_bytes, length) {
+            if len > limit {
+                return answer(StatusCode::PAYLOAD_TOO_LARGE, "request body larger than the limit");
             }
-            Err(failure) => {
-                s.in_flight.fetch_sub(1, Ordering::Relaxed);
-                pool.failed(server);
-                let again = attempts < pool.retries.attempts
-                    && (failure.unsent || replayable)
-                    && body.is_some()
-                    && total.is_none_or(|t| tokio::time::Instant::now() < t)
-                    && pool.budget.withdraw();
-                tracing::warn!(
-                    upstream = %s.name,
-                    method = req.method_str(),
-                    target = req.target(),
-                    retry = again,
-                    "proxy: {}", failure.error
-                );
-                if !again {
+        }
+        let method = req.method();
+        let replayable = method.is_idempotent() && length == Some(0);
+        let key = match &pool.balance {
+            balance::Balance::Hash(k) => {
+                let headers = req.headers();
+                let cookies = headers.get_all("cookie");
+                let header = |n: &str| headers.get(n);
+                balance::request_key(k, header, cookies, req.remote_addr().map(|a| a.ip()))
+            }
+            _ => None,
+        };
+        pool.budget.deposit();
+        let mut tried = 0u64;
+        let mut attempts = 0u32;
+        let total = pool.timeouts.total.map(|d| Instant::now() + d);
+        loop {
+            let server = {
+                let mut rng = local.rng.lock().unwrap_or_else(|e| e.into_inner());
+                pool.pick(key, tried, &mut rng)
+            };
+            let Some(server) = server else {
+                return answer(StatusCode::SERVICE_UNAVAILABLE, "no upstream server is available");
+            };
+            tried |= 1u64.checked_shl(server as u32).unwrap_or(0);
+            let s = &pool.servers[server];
+            s.requests.fetch_add(1, Ordering::Relaxed);
+            s.in_flight.fetch_add(1, Ordering::Relaxed);
+            let started = std::time::Instant::now();
+            let outcome =
+                exchange(&shared, &local, pool, route, server, &req, &mut body, total).await;
+            match outcome {
+                Ok(response) => {
                     crate::server::note_upstream(&s.name, started.elapsed());
-                    return failed(&failure.error);
+                    return response;
                 }
-                attempts += 1;
+                Err(failure) => {
+                    s.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    pool.failed(server);
+                    let again = attempts < pool.retries.attempts
+                        && (failure.unsent || replayable)
+                        && body.is_some()
+                        && total.is_none_or(|t| Instant::now() < t)
+                        && pool.budget.withdraw();
+                    tracing::warn!(
+                        upstream = %s.name,
+                        method = req.method_str(),
+                        target = req.target(),
+                        retry = again,
+                        "proxy: {}", failure.error
+                    );
+                    if !again {
+                        crate::server::note_upstream(&s.name, started.elapsed());
+                        return failed(&failure.error);
+                    }
+                    attempts += 1;
+                }
             }
         }
     }
@@ -150,8 +151,12 @@ fn files(route: &Route, req: &Request) -> Response {
     })
 }
 
-/// One attempt on `server`: a connection, the request, the response head.
-async fn exchange(
+/// One attempt on `server`: a connection, the request, the response head, all within the
+/// request's total deadline when it has one, the head also within the response-head timeout.
+/// One timer at a time: each phase's timer overlaps the others' in the future's state, where
+/// a timeout around the whole attempt would add a second (112 bytes) to every request's.
+#[allow(clippy::too_many_arguments)]
+fn exchange(
     shared: &Shared,
     local: &Arc<Local>,
     pool: &Arc<Pool>,
@@ -159,40 +164,72 @@ async fn exchange(
     server: usize,
     req: &Request,
     body: &mut Option<Body>,
-) -> Result<Response, Failure> {
-    let authority: Option<&[u8]> = match &route.host_header {
-        HostHeader::Keep => req.authority().map(str::as_bytes),
-        HostHeader::Upstream => None,
-        HostHeader::Set(v) => Some(v.as_bytes()),
-    };
-    let key = Key { pool: pool.id, server, authority };
-    let mut leased = match local.checkout(&key, pool.timeouts.pool_idle) {
-        Some(leased) => leased,
-        None => connect(pool, server, authority).await?,
-    };
-    // A pooled connection the server closed as the request went out fails unprocessed: once,
-    // on a new connection, for a request that can be sent again.
-    let sent = match send(shared, route, req, &mut leased.conn, body).await {
-        Err(f) if f.error.is_unprocessed() && body.is_some() => {
-            leased = connect(pool, server, authority).await?;
-            send(shared, route, req, &mut leased.conn, body).await
-        }
-        other => other,
-    };
-    let id = sent?;
-    // The response head, within its timeout (the connection's idle timeout applies too).
-    let head_timeout = pool.timeouts.response_head;
-    let waited =
-        tokio::time::timeout(head_timeout, head(leased, id, req.method(), route, local, pool));
-    match waited.await {
-        Ok(r) => r,
-        Err(_) => Err(Failure {
-            error: Error::new(
-                crate::client::error::Kind::Timeout(crate::client::error::Deadline::Request),
-                "no response head within the response-head timeout",
-            ),
-            unsent: false,
-        }),
+    total: Option<Instant>,
+) -> impl Future<Output = Result<Response, Failure>> {
+    async move {
+        let authority: Option<&[u8]> = match &route.host_header {
+            HostHeader::Keep => req.authority().map(str::as_bytes),
+            HostHeader::Upstream => None,
+            HostHeader::Set(v) => Some(v.as_bytes()),
+        };
+        let idle =
+            local.checkout(&Key { pool: pool.id, server, authority }, pool.timeouts.pool_idle);
+        let start = start(shared, pool, route, server, authority, req, body, idle);
+        let (leased, id) = match total {
+            Some(at) => match tokio::time::timeout_at(at, start).await {
+                Ok(r) => r?,
+                Err(_) => return Err(timed_out(TOTAL)),
+            },
+            None => start.await?,
+        };
+        // The response head, within its timeout (the connection's idle timeout applies too).
+        let head_at = Instant::now() + pool.timeouts.response_head;
+        let (at, why) = match total {
+            Some(t) if t < head_at => (t, TOTAL),
+            _ => (head_at, "no response head within the response-head timeout"),
+        };
+        let waited =
+            tokio::time::timeout_at(at, head(leased, id, req.method(), route, local, pool));
+        waited.await.unwrap_or_else(|_| Err(timed_out(why)))
+    }
+}
+
+const TOTAL: &str = "no response within the total timeout";
+
+fn timed_out(why: &'static str) -> Failure {
+    let deadline = crate::client::error::Deadline::Request;
+    Failure { error: Error::new(crate::client::error::Kind::Timeout(deadline), why), unsent: false }
+}
+
+/// A connection (`idle`, or a new one) with the request sent on it.
+#[allow(clippy::too_many_arguments)]
+fn start(
+    shared: &Shared,
+    pool: &Pool,
+    route: &Route,
+    server: usize,
+    authority: Option<&[u8]>,
+    req: &Request,
+    body: &mut Option<Body>,
+    idle: Option<Leased>,
+) -> impl Future<Output = Result<(Leased, RequestId), Failure>> {
+    async move {
+        let mut leased = match idle {
+            Some(leased) => leased,
+            // Boxed: connecting (TCP, TLS) is per connection, and its state would otherwise
+            // weigh on every request's future.
+            None => Box::pin(connect(pool, server, authority)).await?,
+        };
+        // A pooled connection the server closed as the request went out fails unprocessed: once,
+        // on a new connection, for a request that can be sent again.
+        let sent = match send(shared, route, req, &mut leased.conn, body).await {
+            Err(f) if f.error.is_unprocessed() && body.is_some() => {
+                leased = Box::pin(connect(pool, server, authority)).await?;
+                send(shared, route, req, &mut leased.conn, body).await
+            }
+            other => other,
+        };
+        Ok((leased, sent?))
     }
 }
 
@@ -204,72 +241,77 @@ async fn connect(pool: &Pool, server: usize, authority: Option<&[u8]>) -> Result
         None => Connection::connect_origin(origin, &pool.config).await,
     };
     let conn = conn.map_err(|error| Failure { error, unsent: true })?;
-    Ok(Leased { pool: pool.id, server, authority: authority.map(Box::from), conn })
+    Ok(Leased { pool: pool.id, server, authority: authority.map(Box::from), conn: Box::new(conn) })
 }
 
 /// Writes the request head, then streams the body (taken from `body` once it started).
-async fn send(
+fn send(
     shared: &Shared,
     route: &Route,
     req: &Request,
     conn: &mut Connection,
     body: &mut Option<Body>,
-) -> Result<RequestId, Failure> {
-    let length = body.as_ref().and_then(Body::size_hint);
-    let id = SCRATCH.with(|s| {
-        let mut scratch = s.borrow_mut();
-        write_head(shared, route, req, conn, length, &mut scratch)
-    })?;
-    if length == Some(0) {
-        conn.flush().await.map_err(|error| Failure { unsent: error.is_unprocessed(), error })?;
-        return Ok(id);
-    }
-    // From here the body is consumed: no retry.
-    let Some(mut body) = body.take() else {
-        return Err(Failure {
-            error: request_error("the request body was already sent"),
-            unsent: false,
-        });
-    };
-    let limit = route.max_body_bytes;
-    let mut sent = 0u64;
-    loop {
-        match body.chunk().await {
-            Some(Ok(chunk)) => {
-                sent += chunk.len() as u64;
-                if limit.is_some_and(|l| sent > l) {
+) -> impl Future<Output = Result<RequestId, Failure>> {
+    async move {
+        let length = body.as_ref().and_then(Body::size_hint);
+        let id = SCRATCH.with(|s| {
+            let mut scratch = s.borrow_mut();
+            write_head(shared, route, req, conn, length, &mut scratch)
+        })?;
+        if length == Some(0) {
+            conn.flush()
+                .await
+                .map_err(|error| Failure { unsent: error.is_unprocessed(), error })?;
+            return Ok(id);
+        }
+        // From here the body is consumed: no retry.
+        let Some(mut body) = body.take() else {
+            return Err(Failure {
+                error: request_error("the request body was already sent"),
+                unsent: false,
+            });
+        };
+        let limit = route.max_body_bytes;
+        let mut sent = 0u64;
+        loop {
+            // The chunk is matched out of the awaited value before its write is awaited:
+            // matching in place would keep the whole value in the future's state too.
+            let chunk = match body.chunk().await {
+                Some(Ok(chunk)) => chunk,
+                Some(Err(e)) => {
                     conn.cancel(id);
                     return Err(Failure {
-                        error: request_error("request body larger than the limit"),
+                        error: Error::with_source(
+                            crate::client::error::Kind::Body,
+                            "the client's request body failed",
+                            e,
+                        ),
                         unsent: false,
                     });
                 }
-                write_all(conn, id, &chunk).await?;
-            }
-            Some(Err(e)) => {
+                None => {
+                    let done = match body.take_trailers() {
+                        Some(trailers) => {
+                            let fields: Vec<(&str, &[u8])> =
+                                trailers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
+                            conn.send_trailers(id, &fields)
+                        }
+                        None => conn.send_data(id, &[], true).map(|_| ()),
+                    };
+                    done.map_err(|error| Failure { error, unsent: false })?;
+                    conn.flush().await.map_err(|error| Failure { error, unsent: false })?;
+                    return Ok(id);
+                }
+            };
+            sent += chunk.len() as u64;
+            if limit.is_some_and(|l| sent > l) {
                 conn.cancel(id);
                 return Err(Failure {
-                    error: Error::with_source(
-                        crate::client::error::Kind::Body,
-                        "the client's request body failed",
-                        e,
-                    ),
+                    error: request_error("request body larger than the limit"),
                     unsent: false,
                 });
             }
-            None => {
-                let done = match body.take_trailers() {
-                    Some(trailers) => {
-                        let fields: Vec<(&str, &[u8])> =
-                            trailers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
-                        conn.send_trailers(id, &fields)
-                    }
-                    None => conn.send_data(id, &[], true).map(|_| ()),
-                };
-                done.map_err(|error| Failure { error, unsent: false })?;
-                conn.flush().await.map_err(|error| Failure { error, unsent: false })?;
-                return Ok(id);
-            }
+            write_all(conn, id, &chunk).await?;
         }
     }
 }
@@ -332,78 +374,82 @@ fn write_head(
 }
 
 /// Waits for the response head and turns it into the client's response.
-async fn head(
+fn head(
     mut leased: Leased,
     id: RequestId,
     method: Method,
     route: &Route,
     local: &Arc<Local>,
     pool: &Arc<Pool>,
-) -> Result<Response, Failure> {
-    let fail = |error| Failure { error, unsent: false };
-    let (mut response, length) = loop {
-        match leased.conn.next_event().await.map_err(fail)? {
-            Event::Head { head, .. } => break response_head(&head, route),
-            Event::Failed { error, .. } => return Err(fail(error)),
-            _ => {}
-        }
-    };
-    let status = response.status();
-    // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content follows these, whatever the length says.
-    let bodiless = method == Method::Head
-        || status.is_informational()
-        || status == StatusCode::NO_CONTENT
-        || status == StatusCode::NOT_MODIFIED;
-    // Take what is already there: a response that is complete frees its connection now.
-    let mut first = BytesMut::new();
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    let mut ended = None;
-    loop {
-        match leased.conn.poll_event(&mut cx) {
-            Poll::Pending => break,
-            Poll::Ready(Ok(Event::Data { data, .. })) => {
-                first.extend_from_slice(data);
-                if first.len() >= EAGER {
+) -> impl Future<Output = Result<Response, Failure>> {
+    async move {
+        let fail = |error| Failure { error, unsent: false };
+        let (mut response, length) = loop {
+            match leased.conn.next_event().await.map_err(fail)? {
+                Event::Head { head, .. } => break response_head(&head, route),
+                Event::Failed { error, .. } => return Err(fail(error)),
+                _ => {}
+            }
+        };
+        let status = response.status();
+        // RFC 9110 §9.3.2, §15.3.5, §15.4.5: no content follows these, whatever the length says.
+        let bodiless = method == Method::Head
+            || status.is_informational()
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED;
+        // Take what is already there: a response that is complete frees its connection now.
+        let mut first = BytesMut::new();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut ended = None;
+        loop {
+            match leased.conn.poll_event(&mut cx) {
+                Poll::Pending => break,
+                Poll::Ready(Ok(Event::Data { data, .. })) => {
+                    first.extend_from_slice(data);
+                    if first.len() >= EAGER {
+                        break;
+                    }
+                }
+                Poll::Ready(Ok(Event::End { trailers, .. })) => {
+                    ended = Some(trailers);
                     break;
                 }
+                // The head was good: the body fails when it is read.
+                Poll::Ready(Ok(Event::Failed { .. })) | Poll::Ready(Err(_)) => break,
+                Poll::Ready(Ok(_)) => {}
             }
-            Poll::Ready(Ok(Event::End { trailers, .. })) => {
-                ended = Some(trailers);
-                break;
-            }
-            // The head was good: the body fails when it is read.
-            Poll::Ready(Ok(Event::Failed { .. })) | Poll::Ready(Err(_)) => break,
-            Poll::Ready(Ok(_)) => {}
         }
-    }
-    let server = leased.server;
-    let body = match ended {
-        Some(trailers) => {
-            pool.servers[server].in_flight.fetch_sub(1, Ordering::Relaxed);
-            pool.succeeded(server);
-            local.checkin(leased, pool.max_idle, pool.timeouts.pool_idle);
-            let body = if bodiless {
-                match (method, length) {
-                    (Method::Head, Some(n)) => Body::from_poll_fn_sized(n, |_| Poll::Ready(None)),
-                    _ => Body::empty(),
+        let server = leased.server;
+        let body = match ended {
+            Some(trailers) => {
+                pool.servers[server].in_flight.fetch_sub(1, Ordering::Relaxed);
+                pool.succeeded(server);
+                local.checkin(leased, pool.max_idle, pool.timeouts.pool_idle);
+                let body = if bodiless {
+                    match (method, length) {
+                        (Method::Head, Some(n)) => {
+                            Body::from_poll_fn_sized(n, |_| Poll::Ready(None))
+                        }
+                        _ => Body::empty(),
+                    }
+                } else {
+                    Body::from(first.freeze())
+                };
+                match trailers {
+                    Some(t) if !t.is_empty() => body.with_trailers(t),
+                    _ => body,
                 }
-            } else {
-                Body::from(first.freeze())
-            };
-            match trailers {
-                Some(t) if !t.is_empty() => body.with_trailers(t),
-                _ => body,
             }
-        }
-        None => {
-            pool.succeeded(server);
-            let stream =
-                Stream::new(leased, id, first.freeze(), length, local.clone(), pool.clone());
-            Body::incoming(Arc::new(stream), 0)
-        }
-    };
-    *response.body_mut() = body;
-    Ok(response)
+            None => {
+                pool.succeeded(server);
+                let stream =
+                    Stream::new(leased, id, first.freeze(), length, local.clone(), pool.clone());
+                Body::incoming(Arc::new(stream), 0)
+            }
+        };
+        *response.body_mut() = body;
+        Ok(response)
+    }
 }
 
 /// The client's response head from the upstream's: the status, and the fields minus the

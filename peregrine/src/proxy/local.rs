@@ -18,7 +18,9 @@ pub(crate) struct Leased {
     /// The Host value its requests carry (its prelude), when it is not the server's own: made
     /// once per connection, and kept with it.
     pub(crate) authority: Option<Box<[u8]>>,
-    pub(crate) conn: Connection,
+    /// Boxed once when it connects: a request's future and the idle list move a pointer, not
+    /// the connection's ~900 bytes (which kept the request's future out of the pooled buffer).
+    pub(crate) conn: Box<Connection>,
 }
 
 /// An idle upstream connection.

@@ -336,3 +336,20 @@ impl crate::Handler for Proxy {
         ProxyFuture(RouteFuture::new(forward::forward(shared, local, req)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::POOLED_FUTURE_BYTES;
+
+    /// A proxied request's future lives in the worker's pooled buffer, not a fresh box: it
+    /// must fit one (the kept-alive connection it carries is boxed once per connection).
+    #[test]
+    fn a_proxied_request_fits_a_pooled_buffer() {
+        let proxy = Proxy::new(Upstreams::new(["http://127.0.0.1:9"]).unwrap());
+        let req: Request = http::Request::get("/").body(()).unwrap().into();
+        let future = forward::forward(proxy.shared(), proxy.local.clone(), req);
+        let size = std::mem::size_of_val(&future);
+        assert!(size <= POOLED_FUTURE_BYTES, "{size} bytes > {POOLED_FUTURE_BYTES}");
+    }
+}
