@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
-use bytes::BytesMut;
 use http::{HeaderName, HeaderValue, StatusCode};
 use tokio::time::Instant;
 
@@ -24,6 +23,7 @@ use super::local::{Key, Leased, Local};
 use super::route::{HostHeader, Route};
 use super::translate;
 use super::upstream::Pool;
+use super::value_buffer::ValueBuffer;
 use crate::Method;
 use crate::body::Body;
 use crate::client::Error;
@@ -351,9 +351,8 @@ async fn write_all(conn: &mut Connection, id: RequestId, mut data: &[u8]) -> Res
 thread_local! {
     /// The worker's buffer for a request's rewritten target and forwarding values.
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// The worker's buffer response field values are copied into and split off from: once the
-    /// responses that share it are written, its allocation is used again.
-    static VALUES: std::cell::RefCell<BytesMut> = std::cell::RefCell::new(BytesMut::new());
+    /// The worker's buffers for response field values and the body bytes read with a head.
+    static VALUES: std::cell::RefCell<ValueBuffer> = std::cell::RefCell::new(ValueBuffer::new());
 }
 
 /// Encodes the request head into the connection: the rewritten target, the fields received
@@ -398,27 +397,32 @@ fn head(
             || status == StatusCode::NO_CONTENT
             || status == StatusCode::NOT_MODIFIED;
         // Take what is already there: a response that is complete frees its connection now.
-        let mut first = BytesMut::new();
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let mut ended = None;
-        loop {
-            match leased.conn.poll_event(&mut cx) {
-                Poll::Pending => break,
-                Poll::Ready(Ok(Event::Data { data, .. })) => {
-                    first.extend_from_slice(data);
-                    if first.len() >= EAGER {
+        // Into the worker's shared buffer (see `VALUES`): no allocation per response.
+        let (first, ended) = VALUES.with(|values| {
+            let mut values = values.borrow_mut();
+            let buf = values.start(length.map_or(0, |n| n.min(EAGER as u64) as usize));
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            let mut ended = None;
+            loop {
+                match leased.conn.poll_event(&mut cx) {
+                    Poll::Pending => break,
+                    Poll::Ready(Ok(Event::Data { data, .. })) => {
+                        buf.extend_from_slice(data);
+                        if buf.len() >= EAGER {
+                            break;
+                        }
+                    }
+                    Poll::Ready(Ok(Event::End { trailers, .. })) => {
+                        ended = Some(trailers);
                         break;
                     }
+                    // The head was good: the body fails when it is read.
+                    Poll::Ready(Ok(Event::Failed { .. })) | Poll::Ready(Err(_)) => break,
+                    Poll::Ready(Ok(_)) => {}
                 }
-                Poll::Ready(Ok(Event::End { trailers, .. })) => {
-                    ended = Some(trailers);
-                    break;
-                }
-                // The head was good: the body fails when it is read.
-                Poll::Ready(Ok(Event::Failed { .. })) | Poll::Ready(Err(_)) => break,
-                Poll::Ready(Ok(_)) => {}
             }
-        }
+            (values.split(), ended)
+        });
         let server = leased.server;
         let body = match ended {
             Some(trailers) => {
@@ -433,7 +437,7 @@ fn head(
                         _ => Body::empty(),
                     }
                 } else {
-                    Body::from(first.freeze())
+                    Body::from(first)
                 };
                 match trailers {
                     Some(t) if !t.is_empty() => body.with_trailers(t),
@@ -442,8 +446,7 @@ fn head(
             }
             None => {
                 pool.succeeded(server);
-                let stream =
-                    Stream::new(leased, id, first.freeze(), length, local.clone(), pool.clone());
+                let stream = Stream::new(leased, id, first, length, local.clone(), pool.clone());
                 Body::incoming(Arc::new(stream), 0)
             }
         };
@@ -458,32 +461,38 @@ fn head(
 fn response_head(head: &ResponseHead<'_>, route: &Route) -> (Response, Option<u64>) {
     let status = StatusCode::from_u16(head.status()).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut response = Response::with_status(status, Body::empty());
-    let options = ConnectionOptions::of(head.headers());
+    let fields = head.headers();
+    let options = ConnectionOptions::of(fields.iter());
     let ops = &route.response_headers;
     let keep = |name: &str| {
         hop::forwards(name, &options)
             && !ops.drops(name)
             && !name.eq_ignore_ascii_case("content-length")
     };
-    let length = head
-        .headers()
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| crate::http1::framing::parse_content_length(v));
+    let mut length = None;
+    let mut total = 0;
+    for (name, value) in fields.iter() {
+        if name.len() == 14 && name.eq_ignore_ascii_case("content-length") {
+            // The first: the client's parser refused a response whose lengths disagree.
+            length = length.or(Some(value));
+        } else if keep(name) {
+            total += value.len();
+        }
+    }
+    let kept = || fields.iter().filter(|(n, _)| keep(n));
     // The values share one buffer, split off as shared `Bytes`: no copy per field, and no
-    // allocation once the earlier responses that shared it are gone.
-    let values = VALUES.with(|buf| {
-        let mut buf = buf.borrow_mut();
-        let total = head.headers().iter().filter(|(n, _)| keep(n)).map(|(_, v)| v.len()).sum();
-        buf.reserve(total);
-        for (_, v) in head.headers().iter().filter(|(n, _)| keep(n)) {
+    // allocation per response (see `ValueBuffer`).
+    let values = VALUES.with(|values| {
+        let mut values = values.borrow_mut();
+        let buf = values.start(total);
+        for (_, v) in kept() {
             buf.extend_from_slice(v);
         }
-        buf.split().freeze()
+        values.split()
     });
     let headers = response.headers_mut();
     let mut at = 0;
-    for (name, v) in head.headers().iter().filter(|(n, _)| keep(n)) {
+    for (name, v) in kept() {
         let value = values.slice(at..at + v.len());
         at += v.len();
         let name = HeaderName::from_bytes(name.as_bytes());
@@ -494,5 +503,5 @@ fn response_head(head: &ResponseHead<'_>, route: &Route) -> (Response, Option<u6
     for (n, v) in ops.set.iter().chain(&ops.add) {
         headers.append(n.clone(), v.clone());
     }
-    (response, length)
+    (response, length.and_then(crate::http1::framing::parse_content_length))
 }

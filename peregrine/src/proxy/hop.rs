@@ -294,7 +294,7 @@ impl Forwarding {
                 if trusted {
                     list(scratch, "x-forwarded-for");
                 }
-                let _ = write!(scratch, "{}", client.ip());
+                write_ip(scratch, client.ip());
                 added.x_forwarded_for = Some(start..scratch.len());
             }
             added.x_forwarded_proto = Some(if origin.secure { b"https" } else { b"http" });
@@ -312,8 +312,9 @@ impl Forwarding {
             // RFC 7239 §4: forwarded-element = [ forwarded-pair ] *( ";" [ forwarded-pair ] );
             // §6: an IPv6 address is quoted and bracketed, so is any value with a ':'.
             match origin.client.map(|c| c.ip()) {
-                Some(IpAddr::V4(ip)) => {
-                    let _ = write!(scratch, "for={ip}");
+                Some(ip @ IpAddr::V4(_)) => {
+                    scratch.extend_from_slice(b"for=");
+                    write_ip(scratch, ip);
                 }
                 Some(IpAddr::V6(ip)) => {
                     let _ = write!(scratch, "for=\"[{ip}]\"");
@@ -335,9 +336,48 @@ impl Forwarding {
     }
 }
 
+/// Writes `ip` as `Display` does: dotted decimal for IPv4 by hand (the formatter's way cost a
+/// proxied request ~500 instructions), IPv6 through the formatter.
+fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
+    match ip {
+        IpAddr::V4(v4) => {
+            for (i, b) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b'.');
+                }
+                if b >= 100 {
+                    out.push(b'0' + b / 100);
+                }
+                if b >= 10 {
+                    out.push(b'0' + b / 10 % 10);
+                }
+                out.push(b'0' + b % 10);
+            }
+        }
+        IpAddr::V6(v6) => {
+            use std::io::Write;
+            let _ = write!(out, "{v6}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ip_written_as_display_writes_it() {
+        let mut cases: Vec<IpAddr> =
+            (0..=255u8).map(|b| IpAddr::from([b, 255 - b, b / 3, b.wrapping_mul(7)])).collect();
+        cases.extend(
+            ["::1", "2001:db8::7", "::ffff:192.0.2.1"].map(|s| s.parse::<IpAddr>().unwrap()),
+        );
+        for ip in cases {
+            let mut out = Vec::new();
+            write_ip(&mut out, ip);
+            assert_eq!(out, ip.to_string().as_bytes(), "{ip}");
+        }
+    }
 
     /// RFC 9110 §7.6.1, one row per field: hop-by-hop by name, or end-to-end.
     #[test]

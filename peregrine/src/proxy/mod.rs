@@ -61,6 +61,7 @@
 mod answer;
 mod balance;
 mod body;
+mod field_array;
 mod forward;
 mod health;
 mod hop;
@@ -70,6 +71,7 @@ mod retry;
 mod route;
 mod translate;
 mod upstream;
+mod value_buffer;
 mod websocket;
 
 use std::future::Future;
