@@ -172,8 +172,7 @@ fn exchange(
             HostHeader::Upstream => None,
             HostHeader::Set(v) => Some(v.as_bytes()),
         };
-        let idle =
-            local.checkout(&Key { pool: pool.id, server, authority }, pool.timeouts.pool_idle);
+        let idle = local.checkout(&Key { pool: pool.id, server, authority });
         let start = start(shared, pool, route, server, authority, req, body, idle);
         let (leased, id) = match total {
             Some(at) => match tokio::time::timeout_at(at, start).await {

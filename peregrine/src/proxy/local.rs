@@ -27,7 +27,9 @@ pub(crate) struct Leased {
 #[derive(Debug)]
 struct Idle {
     leased: Leased,
-    since: Instant,
+    /// When it may no longer be used (idle since checkin plus the pool's idle timeout): a
+    /// compare per entry, where the time since checkin was a subtraction each.
+    expires: Instant,
 }
 
 /// Which connections a request may use: the pool, the server, and the Host it sends.
@@ -67,17 +69,13 @@ impl Local {
     }
 
     /// The most recently used idle connection for `key` that is still open and has not been
-    /// idle longer than `max_idle_for`.
-    pub(crate) fn checkout(
-        &self,
-        key: &Key<'_>,
-        max_idle_for: std::time::Duration,
-    ) -> Option<Leased> {
+    /// idle longer than its pool's idle timeout.
+    pub(crate) fn checkout(&self, key: &Key<'_>) -> Option<Leased> {
         let mut idle = lock(&self.idle);
         let now = Instant::now();
         while let Some(i) = idle.iter().rposition(|c| c.is(key)) {
             let mut entry = idle.swap_remove(i);
-            if now.duration_since(entry.since) <= max_idle_for && entry.leased.conn.check_idle() {
+            if now <= entry.expires && entry.leased.conn.check_idle() {
                 return Some(entry.leased);
             }
         }
@@ -93,11 +91,14 @@ impl Local {
         }
         let mut idle = lock(&self.idle);
         let now = Instant::now();
-        idle.retain(|c| now.duration_since(c.since) <= max_idle_for);
+        idle.retain(|c| now <= c.expires);
         let same = |c: &&Idle| c.leased.pool == leased.pool && c.leased.server == leased.server;
         if idle.iter().filter(same).count() >= max {
             return;
         }
-        idle.push(Idle { leased, since: now });
+        // A timeout too long to add (a configured "never") keeps it for a century.
+        let century = std::time::Duration::from_secs(100 * 365 * 24 * 3600);
+        let expires = now.checked_add(max_idle_for).or_else(|| now.checked_add(century));
+        idle.push(Idle { leased, expires: expires.unwrap_or(now) });
     }
 }
