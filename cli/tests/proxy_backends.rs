@@ -106,11 +106,18 @@ fn nginx_behind_the_proxy_sees_no_hop_by_hop_field() {
     for hop in ["ka", "up", "hop"] {
         assert_eq!(field(hop), Some(""), "{hop} passed on: {seen}");
     }
-    // `te: trailers` is the one TE passed on (the proxy forwards trailers: RFC 9110 §10.1.4).
-    assert_eq!(field("te"), Some("trailers"), "{seen}");
+    // A TE that Connection does not name is not the client's hop's (RFC 9110 §10.1.4).
+    assert_eq!(field("te"), Some(""), "{seen}");
     // The proxy's own connection to nginx may say keep-alive; never the client's list.
     assert!(matches!(field("conn"), Some("" | "keep-alive")), "{seen}");
     assert!(!seen.contains("6.6.6.6") && !seen.contains("secret") && !seen.contains("websocket"));
+    // With Connection naming TE, trailers are asked for on the proxy's hop too, as its own
+    // connection option.
+    let (status, _, seen) = client.send(
+        b"GET /echo HTTP/1.1\r\nHost: app.example\r\nConnection: TE, X-Hop\r\nTE: trailers\r\n\r\n",
+    );
+    assert_eq!(status, 200);
+    assert!(seen.contains("|te=trailers|") && seen.contains("|conn=te|"), "{seen}");
 }
 
 /// A backend that records every byte it receives, per connection, and answers each request

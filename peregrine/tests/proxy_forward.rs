@@ -93,6 +93,65 @@ fn hop_by_hop_fields_removed_and_forwarding_fields_added() {
     backend.shutdown_now();
 }
 
+/// RFC 9110 §10.1.4: `TE: trailers` is asked for on the backend's hop (with `Connection: TE`)
+/// only when the client asked for it on its own — `Connection` naming `TE` over HTTP/1.1, or
+/// HTTP/2's `te: trailers` — and no other TE is passed on.
+#[test]
+fn te_trailers_follows_the_connection_option() {
+    let backend = spawn(echo);
+    let h1_pool = proxy_to(&[backend.local_addr()]);
+    let h2_pool = proxy_to(&[backend.local_addr()]).protocol(UpstreamProtocol::Http2);
+    for (pool, http2) in [(h1_pool, false), (h2_pool, true)] {
+        let proxy = spawn_proxy(Proxy::new(pool));
+        struct Case {
+            fields: &'static str,
+            te: Option<&'static str>,
+        }
+        let cases = [
+            Case { fields: "Connection: TE\r\nTE: trailers\r\n", te: Some("trailers") },
+            Case {
+                fields: "Connection: close, te\r\nTE: gzip, trailers\r\n",
+                te: Some("trailers"),
+            },
+            Case { fields: "TE: trailers\r\n", te: None },
+            Case { fields: "Connection: keep-alive\r\nTE: trailers\r\n", te: None },
+            Case { fields: "Connection: TE\r\nTE: gzip\r\n", te: None },
+        ];
+        for case in cases {
+            let mut c = RawClient::connect(proxy.local_addr());
+            c.send(format!("GET /te HTTP/1.1\r\nHost: h\r\n{}\r\n", case.fields).as_bytes());
+            let res = c.response();
+            assert_eq!(res.status, 200);
+            let seen = lines(&res.body);
+            assert_eq!(
+                field(&seen, "te"),
+                case.te,
+                "{} (h2 upstream: {http2}): {seen:?}",
+                case.fields
+            );
+            // HTTP/1.1 names TE in Connection; HTTP/2 has no Connection field.
+            let connection = case.te.filter(|_| !http2).map(|_| "te");
+            assert_eq!(field(&seen, "connection"), connection, "{}: {seen:?}", case.fields);
+        }
+        proxy.shutdown_now();
+    }
+    // An HTTP/2 client's `te: trailers` needs no Connection (RFC 9113 §8.2.2).
+    let proxy = spawn_proxy(Proxy::new(proxy_to(&[backend.local_addr()])));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let client = Client::builder().http2_prior_knowledge().build();
+        let url = format!("http://{}/te", proxy.local_addr());
+        let req = http::Request::get(&url).header("te", "trailers").body(()).unwrap();
+        let mut res = client.send(req).await.unwrap();
+        let body = std::mem::take(res.body_mut()).to_bytes(1 << 20).await.unwrap();
+        let seen = lines(&body);
+        assert_eq!(field(&seen, "te"), Some("trailers"), "{seen:?}");
+        assert_eq!(field(&seen, "connection"), Some("te"), "{seen:?}");
+    });
+    proxy.shutdown_now();
+    backend.shutdown_now();
+}
+
 #[test]
 fn routes_rewrite_paths_hosts_and_fields() {
     let api = spawn(echo);

@@ -365,7 +365,8 @@ fn write_head(
     length: Option<u64>,
     scratch: &mut Vec<u8>,
 ) -> Result<RequestId, Failure> {
-    super::request_head::with_head(shared, route, req, scratch, |target, fields| {
+    let http2 = conn.protocol() == crate::client::conn::Protocol::Http2;
+    super::request_head::with_head(shared, route, req, Some(http2), scratch, |target, fields| {
         conn.send_request_streaming(req.method_str(), target, fields, length)
             .map_err(|error| Failure { error, unsent: false })
     })

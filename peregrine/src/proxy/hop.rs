@@ -82,6 +82,44 @@ impl<'a> ConnectionOptions<'a> {
     }
 }
 
+impl ConnectionOptions<'_> {
+    /// Whether the option `name` is among those kept (a list too long to keep names none
+    /// for sure).
+    fn lists(&self, name: &str) -> bool {
+        self.names[..self.len].iter().any(|o| o.eq_ignore_ascii_case(name.as_bytes()))
+    }
+}
+
+/// Whether the client asked for trailers on its hop, which the proxy then asks for on the
+/// next (it passes trailers on). RFC 9110 §10.1.4: TE "only applies to the immediate
+/// connection", and "a sender of TE MUST also send a \"TE\" connection option within the
+/// Connection header field" — over HTTP/1.x a TE that `Connection` does not name came through
+/// an intermediary that did not know it, and is not this hop's. RFC 9113 §8.2.2: HTTP/2 has no
+/// `Connection`, and its TE holds nothing but "trailers". `TE = #t-codings`, `t-codings =
+/// "trailers" / ( transfer-coding [ weight ] )`: "trailers" is one member of the list.
+pub(crate) fn asks_for_trailers<'a>(
+    version: crate::Version,
+    te: impl Iterator<Item = &'a [u8]>,
+    options: &ConnectionOptions<'_>,
+) -> bool {
+    let this_hop = version == crate::Version::Http2 || options.lists("te");
+    this_hop
+        && te.flat_map(|v| v.split(|&b| b == b',')).any(|member| {
+            crate::http1::field_syntax::trim_ows(member).eq_ignore_ascii_case(b"trailers")
+        })
+}
+
+/// The fields that ask the next hop for trailers (RFC 9110 §10.1.4): over HTTP/1.1 `TE:
+/// trailers` and the `TE` connection option that makes it this hop's; over HTTP/2 `te:
+/// trailers` alone (RFC 9113 §8.2.2: no `Connection` there).
+pub(crate) fn trailers_asked(upstream_http2: bool) -> &'static [(&'static str, &'static [u8])] {
+    if upstream_http2 {
+        &[("te", b"trailers")]
+    } else {
+        &[("te", b"trailers"), ("connection", b"te")]
+    }
+}
+
 /// Fields no `Connection` option may remove, even from a list too long to keep: the ones a
 /// request cannot be understood without.
 fn is_well_known_end_to_end(name: &str) -> bool {
@@ -444,6 +482,80 @@ mod tests {
                 case.name
             );
         }
+    }
+
+    /// RFC 9110 §10.1.4, §7.6.1; RFC 9113 §8.2.2: which requests ask for trailers on the
+    /// client's hop, and so on the proxy's.
+    #[test]
+    fn te_trailers_only_as_a_connection_option_rfc9110_10_1_4() {
+        use crate::Version::{Http2, Http10, Http11};
+        struct Case {
+            version: crate::Version,
+            connection: &'static [&'static str],
+            te: &'static [&'static str],
+            asks: bool,
+        }
+        let cases = [
+            // HTTP/1.x: TE counts only when Connection names it.
+            Case { version: Http11, connection: &["TE"], te: &["trailers"], asks: true },
+            Case { version: Http11, connection: &["close, te"], te: &["Trailers"], asks: true },
+            Case {
+                version: Http11,
+                connection: &["keep-alive", "TE"],
+                te: &["trailers"],
+                asks: true,
+            },
+            Case { version: Http10, connection: &["te"], te: &["trailers"], asks: true },
+            Case { version: Http11, connection: &[], te: &["trailers"], asks: false },
+            Case { version: Http11, connection: &["keep-alive"], te: &["trailers"], asks: false },
+            Case { version: Http11, connection: &["x-te"], te: &["trailers"], asks: false },
+            Case { version: Http10, connection: &[], te: &["trailers"], asks: false },
+            // `TE = #t-codings`: trailers is one member of the list, in any field line.
+            Case {
+                version: Http11,
+                connection: &["te"],
+                te: &["gzip;q=0.5, trailers"],
+                asks: true,
+            },
+            Case { version: Http11, connection: &["te"], te: &["gzip", " trailers "], asks: true },
+            Case {
+                version: Http11,
+                connection: &["te"],
+                te: &["gzip, deflate;q=0.2"],
+                asks: false,
+            },
+            Case { version: Http11, connection: &["te"], te: &["trailersx"], asks: false },
+            Case { version: Http11, connection: &["te"], te: &[], asks: false },
+            // A list too long to keep names no option for sure.
+            Case {
+                version: Http11,
+                connection: &["a,b,c,d,e,f,g,h,te"],
+                te: &["trailers"],
+                asks: false,
+            },
+            // HTTP/2: no Connection field; TE is "trailers" or nothing.
+            Case { version: Http2, connection: &[], te: &["trailers"], asks: true },
+            Case { version: Http2, connection: &[], te: &[], asks: false },
+        ];
+        for case in cases {
+            let fields: Vec<(&str, &[u8])> =
+                case.connection.iter().map(|v| ("Connection", v.as_bytes())).collect();
+            let options = ConnectionOptions::of(fields.iter().copied());
+            let te = case.te.iter().map(|v| v.as_bytes());
+            assert_eq!(
+                asks_for_trailers(case.version, te, &options),
+                case.asks,
+                "{:?} {:?} {:?}",
+                case.version,
+                case.connection,
+                case.te
+            );
+            // The received TE never goes on as it came: the proxy writes its own.
+            assert!(!forwards("te", &options) && !forwards("TE", &options));
+        }
+        // What the proxy sends for it: HTTP/1.1 names TE in Connection, HTTP/2 cannot.
+        assert_eq!(trailers_asked(false), [("te", &b"trailers"[..]), ("connection", &b"te"[..])]);
+        assert_eq!(trailers_asked(true), [("te", &b"trailers"[..])]);
     }
 
     fn added(

@@ -23,8 +23,9 @@
 //!   `Expect: 100-continue` is answered once the upstream connection is ready and the body is
 //!   first read (the server's rule), and not passed on.
 //! - Not the hop-by-hop fields (RFC 9110 §7.6.1: `Connection` and the fields it names,
-//!   `Keep-Alive`, `Proxy-Connection`, `TE` but `te: trailers`, `Transfer-Encoding`,
-//!   `Upgrade`), nor the framing (each side's connection writes its own Content-Length or
+//!   `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`; a client that
+//!   asked for trailers on its hop — `TE: trailers` with `Connection: TE`, or HTTP/2's `te:
+//!   trailers`, RFC 9110 §10.1.4 — has them asked for on the upstream's), nor the framing (each side's connection writes its own Content-Length or
 //!   chunked coding; a `Content-Length` that disagrees with the body ends the upstream
 //!   connection before its message is whole).
 //! - `Host`: the client's (the default), the upstream's, or a set value ([`HostHeader`]).

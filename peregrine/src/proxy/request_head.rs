@@ -12,11 +12,13 @@ use crate::request::Request;
 /// Calls `f` with the target and the fields of the request to send upstream (on the stack
 /// for up to [`STACK_FIELDS`](super::field_array::STACK_FIELDS)): the rewritten target, the fields received minus the hop-by-hop
 /// ones and those this proxy writes, then the route's and the forwarding fields. The one
-/// place that decides them, for requests and WebSocket openings alike.
+/// place that decides them, for requests and WebSocket openings alike. `trailers_to` is the
+/// upstream's protocol (`Some(true)` for HTTP/2) when the request may ask it for trailers.
 pub(super) fn with_head<T>(
     shared: &Shared,
     route: &Route,
     req: &Request,
+    trailers_to: Option<bool>,
     scratch: &mut Vec<u8>,
     f: impl FnOnce(&str, &[(&str, &[u8])]) -> T,
 ) -> T {
@@ -52,13 +54,16 @@ pub(super) fn with_head<T>(
         ("forwarded", value(&added.forwarded)),
     ];
     let ours = ours.into_iter().filter_map(|(n, v)| v.map(|v| (n, v)));
-    // `te: trailers` is the one TE an intermediary passes on (RFC 9110 §10.1.4), to HTTP/2
-    // (gRPC needs it) and HTTP/1.1 alike.
-    let te = received
-        .iter()
-        .any(|(n, v)| n.eq_ignore_ascii_case("te") && v.eq_ignore_ascii_case(b"trailers"))
-        .then_some(("te", &b"trailers"[..]));
-    let all = kept.chain(ops.added()).chain(ours).chain(te);
+    // RFC 9110 §10.1.4: TE is the client's hop's; a client that asked for trailers there gets
+    // them asked for on the proxy's hop (gRPC over HTTP/2 needs `te: trailers`).
+    let te_values = received.iter().filter(|(n, _)| n.eq_ignore_ascii_case("te")).map(|(_, v)| *v);
+    let te = match trailers_to {
+        Some(http2) if hop::asks_for_trailers(req.version(), te_values, &options) => {
+            hop::trailers_asked(http2)
+        }
+        _ => &[],
+    };
+    let all = kept.chain(ops.added()).chain(ours).chain(te.iter().copied());
     let mut fields = FieldArray::new();
     fields.extend(all);
     let fields = fields.as_slice();

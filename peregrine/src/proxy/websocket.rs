@@ -85,7 +85,8 @@ pub(super) async fn relay(
     let started = std::time::Instant::now();
     let (url, fields) = {
         let mut scratch = Vec::new();
-        super::request_head::with_head(shared, route, &req, &mut scratch, |target, fields| {
+        // A WebSocket opening has no trailers to ask for: no TE.
+        super::request_head::with_head(shared, route, &req, None, &mut scratch, |target, fields| {
             // The client takes http:// and https:// as ws:// and wss://.
             let url = format!("{}{target}", s.name);
             let fields: Vec<(HeaderName, HeaderValue)> = fields
