@@ -286,53 +286,77 @@ fn smuggling_attempts_are_refused_and_never_forwarded() {
     assert!(backend.seen().contains("GET /good HTTP/1.1\r\n"), "{}", backend.seen());
 }
 
-/// A request with CR or LF in a field value over HTTP/2 never reaches an HTTP/1.1 backend as
-/// a split line: HPACK carries the bytes, the server refuses them (the stream is reset or
-/// answered 400), and the recorder sees nothing of it.
+/// A request with CR, LF or NUL in a field value over HTTP/2 never reaches an HTTP/1.1
+/// backend as a split line: HPACK carries the bytes, the server refuses them (RFC 9113 §8.2.1:
+/// the stream is reset or answered 400), and the recorder sees nothing of it. One row per
+/// character, in a value and in a pseudo-header's.
 #[test]
-fn http2_field_values_with_cr_lf_never_reach_an_http1_backend() {
+fn http2_field_values_with_cr_lf_nul_never_reach_an_http1_backend() {
     let backend = Recorder::start();
     let proxy = Running::proxy(&["--to", &format!("http://{}", backend.addr), "--quiet"]);
-    // h2c by prior knowledge: the preface, an empty SETTINGS, then HEADERS (END_STREAM,
-    // END_HEADERS) with literal fields without indexing (RFC 7541 §6.2.2).
-    let mut block = Vec::new();
-    let mut literal = |name: &[u8], value: &[u8]| {
-        block.push(0x00);
-        block.push(name.len() as u8);
-        block.extend_from_slice(name);
-        block.push(value.len() as u8);
-        block.extend_from_slice(value);
-    };
-    literal(b":method", b"GET");
-    literal(b":scheme", b"http");
-    literal(b":path", b"/h2");
-    literal(b":authority", b"x");
-    literal(b"x-a", b"a\r\nX-Injected: smuggled");
-    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    wire.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
-    let len = block.len();
-    wire.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, 1, 0x05, 0, 0, 0, 1]);
-    wire.extend_from_slice(&block);
-    let mut stream = TcpStream::connect(proxy.addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    stream.write_all(&wire).unwrap();
-    // Read what the server answers (SETTINGS, then a RST_STREAM, a GOAWAY or a 400) until it
-    // goes quiet or closes.
-    let mut answer = Vec::new();
-    let mut buf = [0; 4096];
-    while let Ok(n) = stream.read(&mut buf) {
-        if n == 0 {
-            break;
+    let cases: [(&[u8], &[u8]); 6] = [
+        (b"x-a", b"a\r\nX-Injected: smuggled"),
+        (b"x-a", b"a\rX-Injected: smuggled"),
+        (b"x-a", b"a\nX-Injected: smuggled"),
+        (b"x-a", b"a\0X-Injected: smuggled"),
+        (b":authority", b"x\r\nX-Injected: smuggled"),
+        (b"x-a", b"a\r\n\r\nGET /smuggled HTTP/1.1"),
+    ];
+    for (name, value) in cases {
+        // h2c by prior knowledge: the preface, an empty SETTINGS, then HEADERS (END_STREAM,
+        // END_HEADERS) with literal fields without indexing (RFC 7541 §6.2.2).
+        let mut block = Vec::new();
+        let mut literal = |name: &[u8], value: &[u8]| {
+            block.push(0x00);
+            block.push(name.len() as u8);
+            block.extend_from_slice(name);
+            block.push(value.len() as u8);
+            block.extend_from_slice(value);
+        };
+        literal(b":method", b"GET");
+        literal(b":scheme", b"http");
+        literal(b":path", b"/h2");
+        if name != b":authority" {
+            literal(b":authority", b"x");
         }
-        answer.extend_from_slice(&buf[..n]);
-        if answer.len() > 9 && frames(&answer).iter().any(|&t| t == 3 || t == 7 || t == 1) {
-            break;
+        literal(name, value);
+        let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        wire.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        let len = block.len();
+        wire.extend_from_slice(&[
+            (len >> 16) as u8,
+            (len >> 8) as u8,
+            len as u8,
+            1,
+            0x05,
+            0,
+            0,
+            0,
+            1,
+        ]);
+        wire.extend_from_slice(&block);
+        let mut stream = TcpStream::connect(proxy.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        stream.write_all(&wire).unwrap();
+        // Read what the server answers (SETTINGS, then a RST_STREAM, a GOAWAY or a 400) until
+        // it goes quiet or closes.
+        let mut answer = Vec::new();
+        let mut buf = [0; 4096];
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+            if answer.len() > 9 && frames(&answer).iter().any(|&t| t == 3 || t == 7 || t == 1) {
+                break;
+            }
         }
+        let what = String::from_utf8_lossy(value).into_owned();
+        assert!(
+            frames(&answer).iter().any(|&t| t == 3 || t == 7 || t == 1),
+            "{what:?}: no RST_STREAM, GOAWAY or response: {answer:?}"
+        );
     }
-    assert!(
-        frames(&answer).iter().any(|&t| t == 3 || t == 7 || t == 1),
-        "no RST_STREAM, GOAWAY or response: {answer:?}"
-    );
     std::thread::sleep(Duration::from_millis(200));
     let seen = backend.seen();
     assert!(!seen.contains("smuggled") && !seen.contains("/h2"), "{seen}");
