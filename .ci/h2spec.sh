@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # h2spec (HTTP/2 conformance, 145 cases; 146 with -S strict) against the plaintext example,
-# over h2c (prior knowledge) and over TLS (ALPN h2). Every case must pass.
+# over h2c (prior knowledge) and over TLS (ALPN h2). Every case must pass. With the
+# `peregrine` binary as a second argument, the same runs against `peregrine proxy`'s listener,
+# in front of the plaintext example over HTTP/1.1.
 #
-# usage: .ci/h2spec.sh PLAINTEXT_BIN   (installs h2spec with `go install` when missing)
-# Loopback only; the server is stopped by PID at exit; each h2spec run is bounded in time.
+# usage: .ci/h2spec.sh PLAINTEXT_BIN [PEREGRINE_BIN]   (installs h2spec with `go install` when missing)
+# Loopback only; the servers are stopped by PID at exit; each h2spec run is bounded in time.
 set -euo pipefail
 BIN=$1
+PEREGRINE=${2:-}
 PORT=${PORT:-18590}
+BACKEND_PORT=${BACKEND_PORT:-18591}
 WORK=$(mktemp -d /tmp/peregrine-h2spec.XXXXXX)
 PID=
+BACKEND=
 cleanup() {
     [ -n "$PID" ] && kill "$PID" 2>/dev/null || true
+    [ -n "$BACKEND" ] && kill "$BACKEND" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$WORK"
 }
@@ -39,15 +45,19 @@ run() {
     echo "h2spec $name: $(tail -1 "$out")"
 }
 
+listening() {
+    for _ in $(seq 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "nothing listens on port $1" >&2
+    exit 1
+}
+
 start() {
     "$BIN" --addr "127.0.0.1:$PORT" --workers 1 "$@" >/dev/null 2>&1 &
     PID=$!
-    for _ in $(seq 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
-        sleep 0.1
-    done
-    echo "plaintext example did not start" >&2
-    exit 1
+    listening "$PORT"
 }
 
 stop() {
@@ -70,4 +80,26 @@ if grep -q -- --tls-cert <<<"$usage"; then
     run tls -t -k
     run tls-strict -t -k -S
     stop
+fi
+
+if [ -n "$PEREGRINE" ]; then
+    "$BIN" --addr "127.0.0.1:$BACKEND_PORT" --workers 1 >/dev/null 2>&1 &
+    BACKEND=$!
+    listening "$BACKEND_PORT"
+    proxy() {
+        "$PEREGRINE" proxy --addr "127.0.0.1:$PORT" --to "http://127.0.0.1:$BACKEND_PORT" \
+            --workers 1 --quiet --drain-grace 0 "$@" >/dev/null 2>&1 &
+        PID=$!
+        listening "$PORT"
+    }
+    proxy
+    run proxy-h2c
+    run proxy-h2c-strict -S
+    stop
+    if [ -f "$WORK/cert.pem" ]; then
+        proxy --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem"
+        run proxy-tls -t -k
+        run proxy-tls-strict -t -k -S
+        stop
+    fi
 fi
