@@ -1,9 +1,10 @@
 //! The proxy in front of backends that misbehave the way real ones do, over loopback: a
 //! backend that closes its kept-alive connections (after every few responses without saying
 //! so, or once idle) costs the clients nothing; active health checks take a dead backend out
-//! and put it back when it listens again. (A dead backend's requests retried elsewhere and a
-//! stalled one answered 504 are in proxy_forward.rs; a backend killed under load is in
-//! cli/tests/proxy_faults.rs.)
+//! and put it back when it listens again; a backend that stalls in the same pool as a healthy
+//! one slows none of the requests the healthy one takes. (A dead backend's requests retried
+//! elsewhere and a stalled one on its own route answered 504 are in proxy_forward.rs; a backend
+//! killed under load is in cli/tests/proxy_faults.rs.)
 
 mod support;
 
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use peregrine::proxy::{HealthCheck, Proxy, Upstreams};
+use peregrine::proxy::{HealthCheck, Proxy, Retries, Timeouts, Upstreams};
 use peregrine::{Request, ServerHandle};
 use support::{RawClient, spawn};
 
@@ -271,6 +272,54 @@ fn health_checks_take_a_dead_backend_out_and_put_it_back() {
     flaky.kill();
     handle.shutdown_now();
     steady.shutdown_now();
+}
+
+/// Round-robin over a backend that accepts and never answers and a healthy one, requests from
+/// 8 clients at once: those the healthy one takes come back at once while the stalled ones
+/// wait out the response-head timeout (then 504, no retry here), so the stall costs the
+/// others nothing.
+#[test]
+fn a_stalled_backend_in_the_pool_slows_none_of_the_others() {
+    let stall = TcpListener::bind("127.0.0.1:0").unwrap();
+    let stall_addr = stall.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in stall.incoming() {
+            held.push(s);
+        }
+    });
+    let fast = spawn(|_req: Request| async { "fast" });
+    let timeouts = Timeouts { response_head: Duration::from_millis(1500), ..Timeouts::default() };
+    let pool = proxy_to(&[stall_addr, fast.local_addr()])
+        .timeouts(timeouts)
+        .retries(Retries { attempts: 0, budget_percent: 0 });
+    let proxy = spawn_proxy(Proxy::new(pool));
+    let addr = proxy.local_addr();
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = RawClient::connect(addr);
+                let started = Instant::now();
+                c.send(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+                let res = c.response();
+                (res.status, res.body, started.elapsed())
+            })
+        })
+        .collect();
+    let results: Vec<_> = clients.into_iter().map(|t| t.join().unwrap()).collect();
+    let fast_ones: Vec<_> = results.iter().filter(|r| r.0 == 200).collect();
+    let stalled: Vec<_> = results.iter().filter(|r| r.0 == 504).collect();
+    assert_eq!(fast_ones.len() + stalled.len(), 8, "{results:?}");
+    assert!(!fast_ones.is_empty() && !stalled.is_empty(), "round-robin uses both: {results:?}");
+    for (_, body, took) in &fast_ones {
+        assert_eq!(body, b"fast");
+        assert!(*took < Duration::from_millis(500), "slowed by the stall: {took:?}");
+    }
+    for (_, _, took) in &stalled {
+        assert!(*took >= Duration::from_millis(1400), "{took:?}");
+    }
+    proxy.shutdown_now();
+    fast.shutdown_now();
 }
 
 fn spawn_proxy(proxy: Proxy) -> ServerHandle {
