@@ -3,7 +3,7 @@
 /// An HTTP protocol version: the one a request arrived in, or a connection speaks.
 ///
 /// HTTP/1.0 and HTTP/1.1 share the message syntax of RFC 9112; HTTP/2 (RFC 9113) frames the
-/// same semantics (RFC 9110) in binary.
+/// same semantics (RFC 9110) in binary, HTTP/3 (RFC 9114) over QUIC.
 ///
 /// # Examples
 /// ```
@@ -19,6 +19,8 @@ pub enum Version {
     Http11,
     /// `HTTP/2` (RFC 9113).
     Http2,
+    /// `HTTP/3` (RFC 9114): HTTP/2's semantics mapped onto QUIC streams.
+    Http3,
 }
 
 impl Version {
@@ -28,6 +30,7 @@ impl Version {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
             Version::Http2 => "HTTP/2",
+            Version::Http3 => "HTTP/3",
         }
     }
 }
@@ -38,6 +41,7 @@ impl From<Version> for http::Version {
             Version::Http10 => http::Version::HTTP_10,
             Version::Http11 => http::Version::HTTP_11,
             Version::Http2 => http::Version::HTTP_2,
+            Version::Http3 => http::Version::HTTP_3,
         }
     }
 }

@@ -70,6 +70,7 @@ fn version_str(v: Option<Version>) -> Option<&'static str> {
         Some(Version::Http10) => Some("HTTP/1.0"),
         Some(Version::Http11) => Some("HTTP/1.1"),
         Some(Version::Http2) => Some("HTTP/2.0"),
+        Some(Version::Http3) => Some("HTTP/3.0"),
         _ => None,
     }
 }

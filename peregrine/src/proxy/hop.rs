@@ -320,6 +320,7 @@ impl Forwarding {
             let version: &[u8] = match origin.version {
                 crate::Version::Http10 => b"1.0 ",
                 crate::Version::Http2 => b"2 ",
+                crate::Version::Http3 => b"3 ",
                 _ => b"1.1 ",
             };
             scratch.extend_from_slice(version);

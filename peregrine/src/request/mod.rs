@@ -122,8 +122,11 @@ impl HeadSpans {
     }
 }
 
-/// The parts of an HTTP/2 request head (RFC 9113 §8.3.1), validated by the connection.
+/// The parts of an HTTP/2 or HTTP/3 request head (RFC 9113 §8.3.1, RFC 9114 §4.3.1),
+/// validated by the connection.
 pub(crate) struct H2Head<'a, I> {
+    /// [`Version::Http2`] or [`Version::Http3`].
+    pub(crate) version: Version,
     /// `:method`, a token.
     pub(crate) method: &'a [u8],
     /// `:path` (origin form, or `*`); `None` for CONNECT.
@@ -192,7 +195,7 @@ impl Request {
         let query = query.map(sub);
         let spans = HeadSpans {
             method: Method::from_token(head.method),
-            version: Version::Http2,
+            version: head.version,
             method_token,
             target,
             path,
@@ -587,7 +590,7 @@ impl From<Request> for http::Request<Body> {
 /// Converts from the `http` crate's request by writing its head in HTTP/1.1 form.
 ///
 /// Useful to call a handler directly in a test. The version is kept (HTTP/0.9 reads as
-/// HTTP/1.0, HTTP/3 as HTTP/2).
+/// HTTP/1.0).
 impl<B: Into<Body>> From<http::Request<B>> for Request {
     fn from(req: http::Request<B>) -> Self {
         let (parts, body) = req.into_parts();
@@ -599,6 +602,7 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
         let version = match parts.version {
             http::Version::HTTP_09 | http::Version::HTTP_10 => Version::Http10,
             http::Version::HTTP_11 => Version::Http11,
+            http::Version::HTTP_3 => Version::Http3,
             _ => Version::Http2,
         };
         let mut buf = BytesMut::new();

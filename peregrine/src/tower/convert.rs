@@ -40,9 +40,10 @@ pub(super) fn to_http_request(mut req: Request) -> Option<http::Request<Body>> {
             headers.append(name, value);
         }
     }
-    // RFC 9113 §8.3.1: an HTTP/2 request carries its authority in `:authority`; read as
-    // HTTP/1.1 semantics, which tower services expect, it is the Host field.
-    if req.version() == Version::Http2 && !headers.contains_key(HOST) {
+    // RFC 9113 §8.3.1, RFC 9114 §4.3.1: an HTTP/2 or HTTP/3 request carries its authority
+    // in `:authority`; read as HTTP/1.1 semantics, which tower services expect, it is the
+    // Host field.
+    if req.version() >= Version::Http2 && !headers.contains_key(HOST) {
         let authority = req.authority().map(|a| head.slice_ref(a.as_bytes()));
         if let Some(Ok(value)) = authority.map(http::HeaderValue::from_maybe_shared) {
             headers.insert(HOST, value);

@@ -356,6 +356,7 @@ impl<H: Handler> H2Conn<H> {
                                 f.name == b"expect" && f.value.eq_ignore_ascii_case(b"100-continue")
                             });
                             let head = H2Head {
+                                version: crate::Version::Http2,
                                 method: section.method().unwrap_or_default(),
                                 path: section.path(),
                                 authority: section.authority(),
