@@ -19,6 +19,17 @@ pub enum Part<'a> {
     End,
 }
 
+/// What one [`RequestFrames::step`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A whole field section, in [`RequestFrames::section`] until the next step.
+    Headers,
+    /// Body octets: this range of the input given to the step (zero copy).
+    Data(std::ops::Range<usize>),
+    /// The stream ended after a whole message.
+    End,
+}
+
 /// Where the message is (§4.1: "HEADERS frame, zero or more DATA frames, optionally one
 /// HEADERS frame containing the trailer section").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,10 +44,14 @@ enum Reading {
     Head,
     /// A HEADERS payload of this length, buffered.
     Section(u64),
+    /// A whole section in `buf`, handed out by the last step.
+    Ready,
     /// Octets of DATA payload still to come.
     Data(u64),
     /// Octets of an ignored frame still to skip.
     Skip(u64),
+    /// The stream ended.
+    Ended,
 }
 
 /// The frame reader of one request stream (either role: requests on a server, responses on
@@ -70,6 +85,39 @@ impl RequestFrames {
         }
     }
 
+    /// Starts over for a new stream, keeping the buffer (a connection reuses readers).
+    pub fn reset(&mut self, stream: StreamId) {
+        self.stream = stream;
+        self.phase = Phase::Head;
+        self.reading = Reading::Head;
+        self.buf.clear();
+        self.ignored = 0;
+    }
+
+    /// The stream read.
+    pub fn stream(&self) -> StreamId {
+        self.stream
+    }
+
+    /// The field section of the last [`Step::Headers`].
+    pub fn section(&self) -> &[u8] {
+        if self.reading == Reading::Ready { &self.buf } else { &[] }
+    }
+
+    /// Swaps the buffer holding the last [`Step::Headers`]' section with `other` (to keep a
+    /// blocked section without copying it).
+    pub fn swap_section(&mut self, other: &mut Vec<u8>) {
+        std::mem::swap(&mut self.buf, other);
+        self.buf.clear();
+    }
+
+    /// The last section was an informational response (RFC 9114 §4.1: "one or more
+    /// informational responses" may precede the final one): a HEADERS frame with the head
+    /// comes next, not trailers.
+    pub fn informational(&mut self) {
+        self.phase = Phase::Head;
+    }
+
     fn ignore(&mut self) -> Result<(), Error> {
         self.ignored += 1;
         if self.ignored > self.max_ignored {
@@ -82,7 +130,31 @@ impl RequestFrames {
     }
 
     /// Reads `bytes` of the stream (`fin`: the stream ends after them), handing each piece to
-    /// `on` in order.
+    /// `on` in order. [`RequestFrames::step`] without the bookkeeping.
+    ///
+    /// # Errors
+    /// As [`RequestFrames::step`].
+    pub fn recv(
+        &mut self,
+        mut bytes: &[u8],
+        fin: bool,
+        mut on: impl FnMut(Part<'_>),
+    ) -> Result<(), Error> {
+        loop {
+            let (n, step) = self.step(bytes, fin)?;
+            match step {
+                None => return Ok(()),
+                Some(Step::Headers) => on(Part::Headers(&self.buf)),
+                Some(Step::Data(r)) => on(Part::Data(&bytes[r])),
+                Some(Step::End) => on(Part::End),
+            }
+            bytes = &bytes[n..];
+        }
+    }
+
+    /// Reads `bytes` of the stream (any split; `fin`: the stream ends after them) up to the
+    /// first piece of the message they complete. Returns the octets consumed and that piece;
+    /// with `None`, every octet was consumed and more are needed. Call again with the rest.
     ///
     /// # Errors
     /// - §4.1: "Receipt of an invalid sequence of frames MUST be treated as a connection error
@@ -94,63 +166,73 @@ impl RequestFrames {
     ///   send no MAX_PUSH_ID, §4.6).
     /// - A field section longer than allowed: stream H3_EXCESSIVE_LOAD; too many empty or
     ///   unknown frames: connection H3_EXCESSIVE_LOAD.
-    pub fn recv(
-        &mut self,
-        mut bytes: &[u8],
-        fin: bool,
-        mut on: impl FnMut(Part<'_>),
-    ) -> Result<(), Error> {
-        while !bytes.is_empty() {
+    pub fn step(&mut self, bytes: &[u8], fin: bool) -> Result<(usize, Option<Step>), Error> {
+        if self.reading == Reading::Ready {
+            self.buf.clear();
+            self.reading = Reading::Head;
+        }
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
             match self.reading {
                 Reading::Head => {
-                    let take = bytes.len().min(Head::MAX_LEN - self.buf.len());
-                    self.buf.extend_from_slice(&bytes[..take]);
+                    let take = rest.len().min(Head::MAX_LEN - self.buf.len());
+                    self.buf.extend_from_slice(&rest[..take]);
                     let Some((head, n)) = Head::parse(&self.buf) else {
-                        bytes = &[];
+                        at += take;
                         continue;
                     };
-                    bytes = &bytes[take - (self.buf.len() - n)..];
+                    at += take - (self.buf.len() - n);
                     self.buf.clear();
                     self.head(head)?;
                     if self.reading == Reading::Section(0) {
-                        self.reading = Reading::Head;
-                        on(Part::Headers(&[]));
+                        self.reading = Reading::Ready;
+                        return Ok((at, Some(Step::Headers)));
                     }
                 }
                 Reading::Section(len) => {
                     let want = (len - self.buf.len() as u64) as usize;
-                    let take = bytes.len().min(want);
-                    self.buf.extend_from_slice(&bytes[..take]);
-                    bytes = &bytes[take..];
+                    let take = rest.len().min(want);
+                    self.buf.extend_from_slice(&rest[..take]);
+                    at += take;
                     if take == want {
-                        on(Part::Headers(&self.buf));
-                        self.buf.clear();
-                        self.reading = Reading::Head;
+                        self.reading = Reading::Ready;
+                        return Ok((at, Some(Step::Headers)));
                     }
                 }
                 Reading::Data(left) => {
-                    let k = (bytes.len() as u64).min(left);
-                    on(Part::Data(&bytes[..k as usize]));
-                    bytes = &bytes[k as usize..];
-                    self.reading = if k == left { Reading::Head } else { Reading::Data(left - k) };
+                    let k = (rest.len() as u64).min(left) as usize;
+                    self.reading = if k as u64 == left {
+                        Reading::Head
+                    } else {
+                        Reading::Data(left - k as u64)
+                    };
+                    if k > 0 {
+                        return Ok((at + k, Some(Step::Data(at..at + k))));
+                    }
                 }
                 Reading::Skip(left) => {
-                    let k = (bytes.len() as u64).min(left);
-                    bytes = &bytes[k as usize..];
+                    let k = (rest.len() as u64).min(left);
+                    at += k as usize;
                     self.reading = if k == left { Reading::Head } else { Reading::Skip(left - k) };
                 }
+                Reading::Ended => {
+                    return Err(Error::connection(Code::H3_FRAME_ERROR, "data after the end"));
+                }
+                Reading::Ready => unreachable!("cleared above"),
             }
         }
-        if fin {
+        if fin && self.reading != Reading::Ended {
             if self.reading != Reading::Head || !self.buf.is_empty() {
                 return Err(Error::connection(Code::H3_FRAME_ERROR, "stream ends inside a frame"));
             }
             if self.phase == Phase::Head {
                 return Err(Error::stream(self.stream, Code::H3_REQUEST_INCOMPLETE));
             }
-            on(Part::End);
+            self.reading = Reading::Ended;
+            return Ok((at, Some(Step::End)));
         }
-        Ok(())
+        Ok((at, None))
     }
 
     fn head(&mut self, head: Head) -> Result<(), Error> {
@@ -177,7 +259,7 @@ impl RequestFrames {
                 if head.len == 0 {
                     self.ignore()?;
                 }
-                Reading::Data(head.len)
+                if head.len == 0 { Reading::Head } else { Reading::Data(head.len) }
             }
             Kind::PUSH_PROMISE => {
                 return Err(match self.role {
@@ -189,7 +271,7 @@ impl RequestFrames {
             }
             _ => {
                 self.ignore()?;
-                Reading::Skip(head.len)
+                if head.len == 0 { Reading::Head } else { Reading::Skip(head.len) }
             }
         };
         Ok(())
