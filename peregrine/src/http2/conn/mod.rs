@@ -79,6 +79,7 @@ pub use header_block::HeaderBlock;
 pub use peer::PeerSettings;
 pub use section::FieldSection;
 pub use send::{RequestHead, SendError};
+pub(crate) use validate::{Section as Rules, check as check_section};
 
 use event::{Pending, Ready};
 use inbound::Inbound;

@@ -3,12 +3,12 @@
 use crate::http2::hpack::{Field, FieldList};
 
 /// "No such field" in an [`Info`] index.
-pub(super) const NONE: u8 = u8::MAX;
+pub(crate) const NONE: u8 = u8::MAX;
 
 /// What validation learned about a field list: where its pseudo-headers are (they come first,
 /// RFC 9113 §8.3, so their indices are small) and the numbers it carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Info {
+pub(crate) struct Info {
     pub method: u8,
     pub scheme: u8,
     pub authority: u8,
@@ -41,12 +41,12 @@ impl Info {
 /// buffers have grown).
 #[derive(Debug)]
 pub struct FieldSection {
-    pub(super) list: FieldList,
-    pub(super) info: Info,
+    pub(crate) list: FieldList,
+    pub(crate) info: Info,
 }
 
 impl FieldSection {
-    pub(super) fn new(max_list_size: usize) -> FieldSection {
+    pub(crate) fn new(max_list_size: usize) -> FieldSection {
         FieldSection { list: FieldList::new(max_list_size), info: Info::EMPTY }
     }
 

@@ -10,14 +10,14 @@ use crate::http2::hpack::{Field, FieldList, StaticName};
 
 /// Which section is being checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Section {
+pub(crate) enum Section {
     Request { connect_protocol: bool },
     Response,
     Trailers,
 }
 
 /// Checks a decoded list and says where its pseudo-headers are.
-pub(super) fn check(list: &FieldList, section: Section) -> Result<Info, &'static str> {
+pub(crate) fn check(list: &FieldList, section: Section) -> Result<Info, &'static str> {
     // RFC 9113 §8.2.1: names lowercase and tokens, values without NUL/CR/LF or surrounding
     // whitespace (checked by the decoder as it stored each field).
     if list.malformed().is_some() {

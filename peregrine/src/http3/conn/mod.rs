@@ -2,8 +2,8 @@
 //! (RFC 9114 §6.2: control, QPACK encoder and decoder, push, unknown) and the control
 //! stream's frames (SETTINGS first and once, GOAWAY, MAX_PUSH_ID, CANCEL_PUSH, unknown frames),
 //! with QPACK's encoder and decoder owned here so SETTINGS configure them; and
-//! [`RequestFrames`], the frame sequence of one request stream (§4.1). Joining request
-//! streams to QPACK and to messages (pseudo-headers, content-length) is still to come.
+//! [`RequestFrames`], the frame sequence of one request stream (§4.1); and [`Message`], a
+//! request stream's message joined to QPACK and to HTTP's rules (§4.1-§4.3), both roles.
 //!
 //! # Contract with the driver
 //!
@@ -15,6 +15,12 @@
 //! - Give every unidirectional stream the peer opens to [`Conn::recv_uni`] as its bytes
 //!   arrive (any split), with `fin` when the stream ends, and [`Conn::reset_uni`] when the
 //!   peer resets it.
+//! - Give each request stream's bytes to [`Conn::recv_message`] with its [`Message`] (made
+//!   by [`Conn::message`]) until it returns no event; after [`MessageEvent::Blocked`] wait for
+//!   [`Event::Unblocked`] and call [`Conn::resume_message`]; when the peer resets a request
+//!   stream or we stop reading it early, [`Conn::cancel_message`]. Send heads and trailers
+//!   with [`Conn::encode_response`] / [`Conn::encode_request`] / [`Conn::encode_trailers`]
+//!   and DATA with [`Conn::encode_data_head`] before the payload.
 //! - After each call, drain [`Conn::poll_event`].
 //! - An `Err` is a connection error: close the connection with its code
 //!   ([`Error::code`](super::Error::code)).
@@ -34,10 +40,12 @@
 //!   frames within a count (connection H3_EXCESSIVE_LOAD past it).
 //! - QPACK streams: the budgets of [`qpack`](super::qpack).
 
+mod message;
 mod request;
 mod uni;
 
-pub use request::{Part, RequestFrames};
+pub use message::{Message, MessageEvent, RequestPseudo};
+pub use request::{Part, RequestFrames, Step};
 pub use uni::{Conn, Event, PeerSettings};
 
 /// The largest SETTINGS payload parsed: [`DEFAULT_MAX_ENTRIES`] entries of two 8-octet

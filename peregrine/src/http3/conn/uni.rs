@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::{Config, MAX_SETTINGS_LEN};
+use crate::http2::conn::FieldSection;
 use crate::http3::error::{Code, Error};
 use crate::http3::frame::settings::{self, SettingId, Settings};
 use crate::http3::frame::{self, Head, Kind, On, goaway};
@@ -36,6 +37,9 @@ pub enum Event {
     /// Stop reading this stream and ask the peer to stop sending with this code (an unknown
     /// stream type, §6.2).
     StopSending(StreamId, Code),
+    /// A request stream's field section that was blocked can now be decoded (RFC 9204
+    /// §2.1.2): call [`Conn::resume_message`] with its [`Message`](super::Message).
+    Unblocked(StreamId),
 }
 
 /// What an inbound unidirectional stream is.
@@ -85,8 +89,8 @@ enum Reading {
 /// # Ok::<(), peregrine::http3::Error>(())
 /// ```
 pub struct Conn {
-    role: Role,
-    config: Config,
+    pub(super) role: Role,
+    pub(super) config: Config,
     /// Our QPACK encoder (requests or responses we send).
     pub encoder: qpack::Encoder,
     /// Our QPACK decoder (what the peer sends).
@@ -101,6 +105,11 @@ pub struct Conn {
     control_out: Vec<u8>,
     encoder_started: bool,
     decoder_started: bool,
+    /// The last field section decoded on a request stream (reused: no allocation per
+    /// message once grown).
+    pub(super) section: FieldSection,
+    /// An encoded field section before its frame header (reused).
+    pub(super) scratch: Vec<u8>,
 }
 
 impl Conn {
@@ -133,6 +142,10 @@ impl Conn {
             control_out,
             encoder_started: false,
             decoder_started: false,
+            section: FieldSection::new(
+                usize::try_from(config.max_field_section_size).unwrap_or(usize::MAX),
+            ),
+            scratch: Vec::new(),
         }
     }
 
@@ -227,7 +240,12 @@ impl Conn {
             }
         }
         match self.uni[i].kind {
-            UniKind::Encoder => self.decoder.feed_encoder_stream(bytes)?,
+            UniKind::Encoder => {
+                self.decoder.feed_encoder_stream(bytes)?;
+                while let Some(s) = self.decoder.poll_unblocked() {
+                    self.events.push_back(Event::Unblocked(s));
+                }
+            }
             UniKind::Decoder => self.encoder.feed_decoder_stream(bytes)?,
             _ => self.control(i, bytes)?,
         }
