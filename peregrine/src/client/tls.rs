@@ -61,6 +61,9 @@ pub(crate) enum Alpn {
     Http1,
     /// `h2` only.
     Http2,
+    /// `h3` (RFC 9114 §3.1), over QUIC: TLS 1.3 only (RFC 9001 §4.2).
+    #[cfg(feature = "http3")]
+    Http3,
 }
 
 impl TlsConfig {
@@ -144,9 +147,13 @@ impl TlsConfig {
 
     /// The rustls configuration for connections offering `alpn`, built once per client.
     pub(crate) fn rustls_config(&self, alpn: Alpn) -> Result<Arc<rustls::ClientConfig>, TlsError> {
-        let builder = rustls::ClientConfig::builder_with_provider(self.provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| TlsError::new(None, format!("TLS provider: {e}")))?;
+        let builder = rustls::ClientConfig::builder_with_provider(self.provider.clone());
+        let builder = match alpn {
+            #[cfg(feature = "http3")]
+            Alpn::Http3 => builder.with_protocol_versions(&[&rustls::version::TLS13]),
+            _ => builder.with_safe_default_protocol_versions(),
+        }
+        .map_err(|e| TlsError::new(None, format!("TLS provider: {e}")))?;
         let mut config = if self.insecure {
             builder
                 .dangerous()
@@ -159,6 +166,8 @@ impl TlsConfig {
             Alpn::Both => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
             Alpn::Http1 => vec![b"http/1.1".to_vec()],
             Alpn::Http2 => vec![b"h2".to_vec()],
+            #[cfg(feature = "http3")]
+            Alpn::Http3 => vec![b"h3".to_vec()],
         };
         Ok(Arc::new(config))
     }
@@ -228,6 +237,8 @@ mod tests {
         let both = tls.rustls_config(Alpn::Both).unwrap();
         assert_eq!(both.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
         assert_eq!(tls.rustls_config(Alpn::Http1).unwrap().alpn_protocols, [b"http/1.1".to_vec()]);
+        #[cfg(feature = "http3")]
+        assert_eq!(tls.rustls_config(Alpn::Http3).unwrap().alpn_protocols, [b"h3".to_vec()]);
     }
 
     #[test]
