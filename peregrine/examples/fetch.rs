@@ -3,12 +3,13 @@
 //!
 //! ```text
 //! cargo run --release --example fetch -- URL [-X METHOD] [-H 'Name: value']...
-//!                                        [--http2-prior-knowledge] [--cacert FILE]
+//!                                        [--http2-prior-knowledge] [--http3] [--cacert FILE]
 //! ```
 //!
 //! It uses the client's one-connection API ([`peregrine::client::conn::Connection`]): one
-//! connection to the URL's origin (TLS with ALPN choosing HTTP/2 or HTTP/1.1 for `https`),
-//! one request, the response streamed to standard output.
+//! connection to the URL's origin (TLS with ALPN choosing HTTP/2 or HTTP/1.1 for `https`, or
+//! QUIC with `--http3`), one request, the response streamed to standard output; trailers, if
+//! any, follow the body after a blank line.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -21,11 +22,12 @@ struct Args {
     method: String,
     headers: Vec<(String, String)>,
     prior_knowledge: bool,
+    http3: bool,
     cacert: Option<String>,
 }
 
-const USAGE: &str =
-    "usage: fetch URL [-X METHOD] [-H 'Name: value']... [--http2-prior-knowledge] [--cacert FILE]";
+const USAGE: &str = "usage: fetch URL [-X METHOD] [-H 'Name: value']... \
+     [--http2-prior-knowledge] [--http3] [--cacert FILE]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
@@ -34,6 +36,7 @@ fn parse_args() -> Result<Args, String> {
         method: "GET".to_owned(),
         headers: Vec::new(),
         prior_knowledge: false,
+        http3: false,
         cacert: None,
     };
     while let Some(arg) = args.next() {
@@ -45,6 +48,7 @@ fn parse_args() -> Result<Args, String> {
                 out.headers.push((name.trim().to_owned(), value.trim().to_owned()));
             }
             "--http2-prior-knowledge" => out.prior_knowledge = true,
+            "--http3" => out.http3 = true,
             "--cacert" => out.cacert = Some(args.next().ok_or("--cacert needs a file")?),
             "-h" | "--help" => return Err(USAGE.to_owned()),
             _ if out.url.is_empty() && !arg.starts_with('-') => out.url = arg,
@@ -62,6 +66,9 @@ async fn fetch(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.prior_knowledge {
         config = config.versions(Versions::Http2Only);
     }
+    if args.http3 {
+        config = config.versions(Versions::Http3Only);
+    }
     if let Some(file) = &args.cacert {
         config = config.tls(TlsConfig::webpki_roots().add_ca_pem_file(file)?);
     }
@@ -74,13 +81,15 @@ async fn fetch(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     loop {
         match conn.next_event().await? {
             Event::Head { head, .. } => {
-                // HTTP/2 has no reason phrase (RFC 9113 §8.3.2); curl prints none either.
+                // HTTP/2 and HTTP/3 have no reason phrase (RFC 9113 §8.3.2, RFC 9114 §4.3.2);
+                // curl prints none either.
                 let reason = http::StatusCode::from_u16(head.status())
                     .ok()
                     .and_then(|s| s.canonical_reason())
                     .unwrap_or("");
                 match head.version() {
                     peregrine::Version::Http2 => writeln!(out, "HTTP/2 {}", head.status())?,
+                    peregrine::Version::Http3 => writeln!(out, "HTTP/3 {}", head.status())?,
                     v => writeln!(out, "{} {} {reason}", v.as_str(), head.status())?,
                 }
                 for (name, value) in head.headers() {
@@ -91,7 +100,17 @@ async fn fetch(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 writeln!(out)?;
             }
             Event::Data { data, .. } => out.write_all(data)?,
-            Event::End { .. } => break,
+            Event::End { trailers, .. } => {
+                if let Some(trailers) = trailers {
+                    writeln!(out)?;
+                    for (name, value) in &trailers {
+                        write!(out, "{name}: ")?;
+                        out.write_all(value.as_bytes())?;
+                        writeln!(out)?;
+                    }
+                }
+                break;
+            }
             Event::Failed { error, .. } => return Err(error.into()),
             Event::Writable { .. } => {}
         }

@@ -74,3 +74,54 @@ fn handshake_error(e: io::Error) -> Error {
     }
     Error::with_source(Kind::Tls, "the connection failed during the TLS handshake", e)
 }
+
+/// A QUIC connection to `origin` (the host resolved, each address tried in turn, the TLS
+/// handshake inside) within `timeout`.
+#[cfg(feature = "http3")]
+pub(crate) async fn quic(
+    origin: &Origin,
+    config: &quinn::ClientConfig,
+    timeout: Duration,
+) -> Result<(quinn::Endpoint, quinn::Connection), Error> {
+    use crate::net::quic_connect::{self, QuicConnectError as E};
+    if server_name(origin.host()).is_none() {
+        return Err(Error::new(Kind::Request, "the host is not a valid TLS server name"));
+    }
+    let attempt = quic_connect::connect(origin.host(), origin.port(), origin.host(), config);
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(Ok(pair)) => Ok(pair),
+        Ok(Err(E::Resolve(e))) => {
+            Err(Error::with_source(Kind::Connect, "the host did not resolve", e))
+        }
+        Ok(Err(E::NoAddress)) => Err(Error::new(Kind::Connect, "the host resolved to no address")),
+        Ok(Err(E::Bind(e))) => {
+            Err(Error::with_source(Kind::Connect, "no UDP socket could be opened", e))
+        }
+        Ok(Err(E::Start(e))) => {
+            Err(Error::with_source(Kind::Connect, "the QUIC connection could not start", e))
+        }
+        Ok(Err(E::Handshake(e))) => Err(handshake_error_quic(e)),
+        // Nothing answering on UDP looks like this too: a connect timeout.
+        Err(_) => Err(Error::new(
+            Kind::Timeout(Deadline::Connect),
+            "no QUIC handshake within the connect and TLS timeouts",
+        )),
+    }
+}
+
+/// A failed QUIC handshake: a TLS alert (RFC 9001 §4.8: CRYPTO_ERROR, 0x100 + the alert) is
+/// a TLS error; no answer at all is a connect error (nothing listens on that UDP port).
+#[cfg(feature = "http3")]
+fn handshake_error_quic(e: quinn::ConnectionError) -> Error {
+    use quinn::ConnectionError as C;
+    match &e {
+        C::TransportError(t) if t.code.to_string().contains("crypto") => {
+            Error::with_source(Kind::Tls, "the TLS handshake failed", e)
+        }
+        C::ConnectionClosed(c) if (0x100..0x200).contains(&u64::from(c.error_code)) => {
+            Error::with_source(Kind::Tls, "the server refused the TLS handshake", e)
+        }
+        C::TimedOut => Error::with_source(Kind::Connect, "no QUIC answer from the server", e),
+        _ => Error::with_source(Kind::Connect, "the QUIC handshake failed", e),
+    }
+}

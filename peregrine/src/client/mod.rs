@@ -1,5 +1,5 @@
 //! The HTTP client: [`Client`] (a pool, cheap to clone) for everyday use, and [`conn`], one
-//! HTTP/1.1 or HTTP/2 connection driven by its owner, which the pool and the load generator
+//! HTTP/1.1, HTTP/2 or HTTP/3 connection driven by its owner, which the pool and the load generator
 //! build on. Both share the server's wire code (`http1`, `http2`, HPACK): no second copy of
 //! any rule.
 //!
@@ -52,6 +52,8 @@
 //!   cross threads when the requester runs on another runtime thread; and the connection
 //!   lives on the runtime that opened it (if that runtime shuts down, the connection ends and
 //!   its requests fail with [`Error::is_closed`]).
+//! - An HTTP/3 connection is shared the same way, with quinn's own tasks (the endpoint's
+//!   and the connection's) under it: the connection task reads its QUIC streams.
 //! - [`conn::Connection`] is `Send` but not shared: one task drives it, with no lock, no
 //!   channel and no task switch. That is what a thread-per-core caller (the load generator:
 //!   one current-thread runtime per core, each with its own connections) uses, and it pays
@@ -233,6 +235,21 @@ impl ClientBuilder {
         self
     }
 
+    /// Speak HTTP/3 only (RFC 9114): QUIC to the `https` origin's UDP port with ALPN `h3`,
+    /// one connection per origin carrying concurrent requests as HTTP/2's does (no `Alt-Svc`
+    /// discovery: the server is known to speak it). `http` URLs fail with
+    /// [`Error::is_request`]: HTTP/3 has no cleartext form. Needs the `http3` feature.
+    ///
+    /// # Examples
+    /// ```
+    /// let client = peregrine::client::Client::builder().http3_only().build();
+    /// # drop(client);
+    /// ```
+    pub fn http3_only(mut self) -> Self {
+        self.config = self.config.versions(Versions::Http3Only);
+        self
+    }
+
     /// What TLS trusts.
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.config = self.config.tls(tls);
@@ -350,7 +367,7 @@ impl Client {
         let pool = &self.inner.pool;
         let parts = out.parts();
         let share = match (self.inner.config.versions_value(), parts.scheme) {
-            (Versions::Http2Only, _) => Share::Always,
+            (Versions::Http2Only | Versions::Http3Only, _) => Share::Always,
             (Versions::Auto, Scheme::Https) => Share::UnlessHttp1,
             _ => Share::Never,
         };
@@ -368,7 +385,9 @@ impl Client {
                     .await
                     .map_err(|e| (e, Via::Connect))?;
                 match conn.protocol() {
-                    Protocol::Http2 => {
+                    // An HTTP/3 connection is shared as an HTTP/2 one is: the same exchanges
+                    // over the same `Connection` API, QUIC's streams under it.
+                    Protocol::Http2 | Protocol::Http3 => {
                         let shared = h2::Shared::spawn(conn, pool.idle_timeout());
                         pool.add_h2(&origin, shared.clone());
                         drop(guard);

@@ -95,6 +95,52 @@ fn forbidden(name: &[u8], value: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// Checks a request's target and fields against RFC 9113 §8.2 and §8.3 (which RFC 9114
+/// §4.2 and §4.3.1 repeat for HTTP/3); says whether a field name needs lowercasing.
+pub(super) fn check_request(
+    method: &[u8],
+    target: &str,
+    fields: &[(&str, &[u8])],
+) -> Result<bool, Error> {
+    check_path(method, target.as_bytes())?;
+    let mut lowercase = false;
+    for &(name, value) in fields {
+        let n = name.as_bytes();
+        if n.is_empty() || !n.iter().all(|&b| is_tchar(b)) {
+            return Err(Error::new(Kind::Request, "a field name is not a token"));
+        }
+        lowercase |= n.iter().any(u8::is_ascii_uppercase);
+        // RFC 9113 §8.2.1: no NUL, CR, LF (nor another CTL, as HTTP/1.1), and no
+        // leading or trailing whitespace.
+        let ws = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t'));
+        if has_value_ctl(value) || ws(value.first()) || ws(value.last()) {
+            return Err(Error::new(Kind::Request, "a field value is not valid in HTTP/2"));
+        }
+        if let Some(what) = forbidden(n, value) {
+            return Err(Error::new(Kind::Request, what));
+        }
+    }
+    Ok(lowercase)
+}
+
+/// Whether a trailer field may be sent (RFC 9113 §8.1, §8.2.2; RFC 9114 §4.2): a lowercase
+/// token for a name, no control byte in the value, not connection-specific.
+pub(super) fn trailer_allowed(name: &str, value: &[u8]) -> bool {
+    let n = name.as_bytes();
+    !n.is_empty()
+        && n.iter().all(|&b| is_tchar(b) && !b.is_ascii_uppercase())
+        && !has_value_ctl(value)
+        && !matches!(
+            name,
+            "connection"
+                | "keep-alive"
+                | "proxy-connection"
+                | "transfer-encoding"
+                | "upgrade"
+                | "te"
+        )
+}
+
 /// RFC 9113 §8.3.1: `:path` is origin-form, or `*` for OPTIONS. CONNECT (§8.5) tunnels, which
 /// this client does not offer, but for the extended CONNECT of RFC 8441, whose `:path` is
 /// origin-form too.
@@ -277,27 +323,10 @@ impl H2 {
         protocol: Option<&[u8]>,
     ) -> Result<StreamId, Error> {
         let t = target.as_bytes();
-        check_path(method, t)?;
         if method == b"CONNECT" && protocol.is_none() {
             return Err(Error::new(Kind::Request, "CONNECT is not supported"));
         }
-        let mut lowercase = false;
-        for &(name, value) in fields {
-            let n = name.as_bytes();
-            if n.is_empty() || !n.iter().all(|&b| is_tchar(b)) {
-                return Err(Error::new(Kind::Request, "a field name is not a token"));
-            }
-            lowercase |= n.iter().any(u8::is_ascii_uppercase);
-            // RFC 9113 §8.2.1: no NUL, CR, LF (nor another CTL, as HTTP/1.1), and no
-            // leading or trailing whitespace.
-            let ws = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t'));
-            if has_value_ctl(value) || ws(value.first()) || ws(value.last()) {
-                return Err(Error::new(Kind::Request, "a field value is not valid in HTTP/2"));
-            }
-            if let Some(what) = forbidden(n, value) {
-                return Err(Error::new(Kind::Request, what));
-            }
-        }
+        let lowercase = check_request(method, target, fields)?;
         if lowercase {
             self.scratch.clear();
             for (name, _) in fields {
@@ -342,21 +371,7 @@ impl H2 {
         id: RequestId,
         fields: &[(&str, &[u8])],
     ) -> Result<(), Error> {
-        let allowed = |(name, value): &&(&str, &[u8])| {
-            let n = name.as_bytes();
-            !n.is_empty()
-                && n.iter().all(|&b| is_tchar(b) && !b.is_ascii_uppercase())
-                && !has_value_ctl(value)
-                && !matches!(
-                    *name,
-                    "connection"
-                        | "keep-alive"
-                        | "proxy-connection"
-                        | "transfer-encoding"
-                        | "upgrade"
-                        | "te"
-                )
-        };
+        let allowed = |(name, value): &&(&str, &[u8])| trailer_allowed(name, value);
         let fields = fields.iter().filter(allowed).map(|(n, v)| (n.as_bytes(), *v));
         self.conn.send_trailers(StreamId::new(id.0), fields).map_err(send_error)
     }
@@ -563,6 +578,6 @@ impl Got {
 }
 
 /// RFC 9110 §9.3: POST, PUT, PATCH and extension methods may carry content.
-fn anticipates_content(method: &[u8]) -> bool {
+pub(super) fn anticipates_content(method: &[u8]) -> bool {
     !matches!(method, b"GET" | b"HEAD" | b"DELETE" | b"OPTIONS" | b"TRACE" | b"CONNECT")
 }

@@ -54,6 +54,8 @@
 mod event;
 mod h1;
 mod h2;
+#[cfg(feature = "http3")]
+mod h3;
 mod last_request;
 #[cfg(any(fuzzing, feature = "unstable"))]
 mod reader;
@@ -87,6 +89,8 @@ use crate::net::{TlsError, Transport, WriteStall};
 use crate::{AsMethod, Method};
 use h1::H1;
 use h2::H2;
+#[cfg(feature = "http3")]
+use h3::H3;
 use timer::Timer;
 
 /// Room kept in the read buffer before each read.
@@ -99,6 +103,8 @@ pub enum Protocol {
     Http1,
     /// HTTP/2 (RFC 9113).
     Http2,
+    /// HTTP/3 (RFC 9114) over QUIC.
+    Http3,
 }
 
 /// Which protocols a connection may use.
@@ -112,6 +118,9 @@ pub enum Versions {
     /// HTTP/2 only: `http` speaks h2c by prior knowledge (RFC 9113 §3.3), `https` offers only
     /// `h2`.
     Http2Only,
+    /// HTTP/3 over QUIC (RFC 9114), `https` only, with ALPN `h3`: the server is known to speak
+    /// it (RFC 9114 §3.1; no `Alt-Svc` discovery). Needs the crate's `http3` feature.
+    Http3Only,
 }
 
 /// How connections are made and what they accept; shared by every connection a
@@ -149,6 +158,9 @@ pub struct Config {
     /// The rustls configuration, built at the first `https` connection and shared after
     /// (its session cache resumes later handshakes).
     rustls: Arc<OnceLock<Result<Arc<rustls::ClientConfig>, TlsError>>>,
+    /// The QUIC configuration over `rustls`, built at the first HTTP/3 connection.
+    #[cfg(feature = "http3")]
+    quic: Arc<OnceLock<Result<quinn::ClientConfig, String>>>,
     /// The HTTP/1.1 connections' rules, built at the first and shared by all (a pointer per
     /// connection, not a copy).
     h1: Arc<OnceLock<Arc<http1::conn::Config>>>,
@@ -166,6 +178,8 @@ impl Default for Config {
             http2: crate::http2::Config { max_concurrent_streams: 0, ..Default::default() },
             tls: TlsConfig::default(),
             rustls: Arc::default(),
+            #[cfg(feature = "http3")]
+            quic: Arc::default(),
             h1: Arc::default(),
         }
     }
@@ -194,6 +208,10 @@ impl Config {
     pub fn read_timeout(mut self, d: Option<Duration>) -> Config {
         self.read_timeout = d;
         self.h1 = Arc::default();
+        #[cfg(feature = "http3")]
+        {
+            self.quic = Arc::default();
+        }
         self
     }
 
@@ -222,6 +240,10 @@ impl Config {
     pub fn versions(mut self, v: Versions) -> Config {
         self.versions = v;
         self.rustls = Arc::default();
+        #[cfg(feature = "http3")]
+        {
+            self.quic = Arc::default();
+        }
         self
     }
 
@@ -240,6 +262,10 @@ impl Config {
     pub fn tls(mut self, tls: TlsConfig) -> Config {
         self.tls = tls;
         self.rustls = Arc::default();
+        #[cfg(feature = "http3")]
+        {
+            self.quic = Arc::default();
+        }
         self
     }
 
@@ -248,9 +274,24 @@ impl Config {
             Versions::Auto => Alpn::Both,
             Versions::Http1Only => Alpn::Http1,
             Versions::Http2Only => Alpn::Http2,
+            #[cfg(feature = "http3")]
+            Versions::Http3Only => Alpn::Http3,
+            #[cfg(not(feature = "http3"))]
+            Versions::Http3Only => Alpn::Http2,
         };
         let built = self.rustls.get_or_init(|| self.tls.rustls_config(alpn));
         built.clone().map_err(|e| Error::with_source(Kind::Tls, "TLS configuration", e))
+    }
+
+    /// The QUIC configuration for HTTP/3 connections: the rustls configuration (ALPN `h3`)
+    /// and the idle timeout, built once.
+    #[cfg(feature = "http3")]
+    fn quic(&self) -> Result<quinn::ClientConfig, Error> {
+        let tls = self.rustls()?;
+        let built = self
+            .quic
+            .get_or_init(|| crate::net::quic_connect::client_config(tls, self.read_timeout));
+        built.clone().map_err(|e| Error::with_source(Kind::Tls, "QUIC's TLS configuration", e))
     }
 
     /// What an HTTP/1.1 connection enforces: the response head limits, the body limit and the
@@ -318,12 +359,14 @@ pub(crate) enum Ready {
 }
 
 // One per connection, never moved per request: HTTP/1.1's state inline keeps its path one
-// pointer shorter; HTTP/2's much larger state is boxed.
+// pointer shorter; HTTP/2's and HTTP/3's much larger states are boxed.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Proto {
     H1(H1),
     H2(Box<H2>),
+    #[cfg(feature = "http3")]
+    H3(Box<H3>),
 }
 
 /// One HTTP/1.1 or HTTP/2 connection to an origin, driven by the task that owns it; see the
@@ -333,7 +376,8 @@ enum Proto {
 /// drives it (the [`Client`](super::Client) shares HTTP/2 connections between tasks on top).
 #[derive(Debug)]
 pub struct Connection {
-    io: Transport,
+    /// The TCP or TLS stream; `None` over QUIC, whose streams the HTTP/3 state holds.
+    io: Option<Transport>,
     rbuf: BytesMut,
     wbuf: Vec<u8>,
     wpos: usize,
@@ -418,6 +462,9 @@ impl Connection {
         prelude: RequestPrelude,
         config: &Config,
     ) -> Result<Connection, Error> {
+        if config.versions == Versions::Http3Only {
+            return Connection::connect_h3(origin, prelude, config).await;
+        }
         let tcp = super::connect::tcp(origin, config.connect_timeout).await?;
         match origin.scheme() {
             Scheme::Http => {
@@ -426,7 +473,7 @@ impl Connection {
                     _ => Protocol::Http1,
                 };
                 Ok(Connection::new(
-                    Transport::Plain(tcp),
+                    Some(Transport::Plain(tcp)),
                     origin.clone(),
                     prelude,
                     protocol,
@@ -442,9 +489,45 @@ impl Connection {
                     (Some(b"h2"), Versions::Auto) => Protocol::Http2,
                     _ => Protocol::Http1,
                 };
-                Ok(Connection::new(io, origin.clone(), prelude, protocol, config))
+                Ok(Connection::new(Some(io), origin.clone(), prelude, protocol, config))
             }
         }
+    }
+
+    /// HTTP/3: a QUIC connection (TLS 1.3 inside, ALPN `h3`) within the connect and handshake
+    /// timeouts together, then our control and QPACK streams.
+    #[cfg(feature = "http3")]
+    async fn connect_h3(
+        origin: &Origin,
+        prelude: RequestPrelude,
+        config: &Config,
+    ) -> Result<Connection, Error> {
+        if origin.scheme() != Scheme::Https {
+            return Err(Error::new(Kind::Request, "HTTP/3 needs an https URL (RFC 9114 §3.1)"));
+        }
+        let quic = config.quic()?;
+        let (endpoint, conn) = super::connect::quic(
+            origin,
+            &quic,
+            config.connect_timeout + config.tls_handshake_timeout,
+        )
+        .await?;
+        let h3 = H3::new(
+            endpoint,
+            conn,
+            prelude.host(),
+            crate::http3::conn::Config::default(),
+            config.max_body_bytes,
+        )
+        .await?;
+        let mut c = Connection::new(None, origin.clone(), prelude, Protocol::Http1, config);
+        c.proto = Proto::H3(Box::new(h3));
+        Ok(c)
+    }
+
+    #[cfg(not(feature = "http3"))]
+    async fn connect_h3(_: &Origin, _: RequestPrelude, _: &Config) -> Result<Connection, Error> {
+        Err(Error::new(Kind::Request, "built without the http3 feature"))
     }
 
     /// A connection over a TCP stream the caller opened to `origin` (plain `http`): HTTP/1.1,
@@ -460,11 +543,11 @@ impl Connection {
     ) -> Result<Connection, Error> {
         let prelude = prelude(origin)?;
         crate::net::connect::set_up(&tcp);
-        Ok(Connection::new(Transport::Plain(tcp), origin.clone(), prelude, protocol, config))
+        Ok(Connection::new(Some(Transport::Plain(tcp)), origin.clone(), prelude, protocol, config))
     }
 
     fn new(
-        io: Transport,
+        io: Option<Transport>,
         origin: Origin,
         prelude: RequestPrelude,
         protocol: Protocol,
@@ -473,7 +556,7 @@ impl Connection {
         let now = std::time::Instant::now();
         let proto = match protocol {
             Protocol::Http1 => Proto::H1(H1::new(prelude, config.h1_config(), now)),
-            Protocol::Http2 => Proto::H2(Box::new(H2::new(
+            Protocol::Http2 | Protocol::Http3 => Proto::H2(Box::new(H2::new(
                 origin.scheme() == Scheme::Https,
                 prelude.host(),
                 config.h2_config(),
@@ -517,7 +600,7 @@ impl Connection {
             Proto::H1(h) if h.conn.is_upgraded() && self.failed.is_none() => {}
             _ => return None,
         }
-        Some((self.io, self.rbuf, self.single_thread))
+        Some((self.io?, self.rbuf, self.single_thread))
     }
 
     /// HTTP/2: waits for the server's first SETTINGS (within the read timeout) and says
@@ -540,7 +623,7 @@ impl Connection {
                     Proto::H2(h) => {
                         h.extended_connect().map_or(Poll::Pending, |a| Poll::Ready(Ok(a)))
                     }
-                    Proto::H1(_) => Poll::Ready(Ok(false)),
+                    _ => Poll::Ready(Ok(false)),
                 },
             }
         })
@@ -587,6 +670,8 @@ impl Connection {
         match self.proto {
             Proto::H1(_) => Protocol::Http1,
             Proto::H2(_) => Protocol::Http2,
+            #[cfg(feature = "http3")]
+            Proto::H3(_) => Protocol::Http3,
         }
     }
 
@@ -598,11 +683,13 @@ impl Connection {
     /// Whether a request with `method` can be sent now: HTTP/1.1 with nothing in flight (or
     /// only idempotent requests, for pipelining an idempotent one), HTTP/2 below the server's
     /// concurrent-stream limit; neither after the connection failed or is closing.
-    pub fn can_send(&self, method: Method) -> bool {
+    pub fn can_send(&mut self, method: Method) -> bool {
         self.failed.is_none()
-            && match &self.proto {
+            && match &mut self.proto {
                 Proto::H1(h) => h.conn.can_send(method),
                 Proto::H2(h) => h.can_send(),
+                #[cfg(feature = "http3")]
+                Proto::H3(h) => h.can_send(),
             }
     }
 
@@ -614,6 +701,8 @@ impl Connection {
             && match &self.proto {
                 Proto::H1(h) => h.conn.is_reusable(),
                 Proto::H2(h) => h.is_reusable(),
+                #[cfg(feature = "http3")]
+                Proto::H3(h) => h.is_reusable(),
             }
     }
 
@@ -625,6 +714,9 @@ impl Connection {
             Proto::H2(h) => {
                 h.conn.peer_settings().max_concurrent_streams.map_or(usize::MAX, |n| n as usize)
             }
+            // QUIC's stream credit (RFC 9000 §4.6) bounds it: `can_send` says when it runs out.
+            #[cfg(feature = "http3")]
+            Proto::H3(_) => usize::MAX,
         }
     }
 
@@ -633,6 +725,8 @@ impl Connection {
         match &self.proto {
             Proto::H1(h) => h.conn.in_flight(),
             Proto::H2(h) => h.in_flight(),
+            #[cfg(feature = "http3")]
+            Proto::H3(h) => h.in_flight(),
         }
     }
 
@@ -737,6 +831,8 @@ impl Connection {
                 h.send_request(method, token, target, fields, body, length, &mut self.wbuf)
             }
             Proto::H2(h) => h.send_request(token.as_bytes(), target, fields, body, length),
+            #[cfg(feature = "http3")]
+            Proto::H3(h) => h.send_request(token.as_bytes(), target, fields, body, length),
         }?;
         // The one clock read per request: the caller's latency and the read timeout count
         // from it (a new wait starts with each request).
@@ -765,6 +861,8 @@ impl Connection {
                 r => r,
             },
             Proto::H2(h) => h.send_data(id, data, end),
+            #[cfg(feature = "http3")]
+            Proto::H3(h) => h.send_data(id, data, end),
         }
     }
 
@@ -786,6 +884,8 @@ impl Connection {
                 r => r,
             },
             Proto::H2(h) => h.send_trailers(id, fields),
+            #[cfg(feature = "http3")]
+            Proto::H3(h) => h.send_trailers(id, fields),
         }
     }
 
@@ -797,6 +897,8 @@ impl Connection {
                 self.failed = Some(Error::new(Kind::Closed, "a request was cancelled"));
             }
             Proto::H2(h) => h.cancel(id),
+            #[cfg(feature = "http3")]
+            Proto::H3(h) => h.cancel(id),
         }
     }
 
@@ -869,6 +971,24 @@ impl Connection {
             return Poll::Ready(Err(e.shallow_clone()));
         }
         self.settle();
+        #[cfg(feature = "http3")]
+        if let Proto::H3(h) = &mut self.proto {
+            return match h.poll(cx) {
+                Poll::Ready(Ok(ready)) => {
+                    // One clock read per wake-up: the events it brings share the time.
+                    if h.take_waited() {
+                        self.read_at = std::time::Instant::now();
+                        self.armed = false;
+                    }
+                    Poll::Ready(Ok(ready))
+                }
+                Poll::Ready(Err(e)) => Poll::Ready(Err(self.fail(e))),
+                Poll::Pending => {
+                    let e = ready!(self.poll_timer(cx, true));
+                    Poll::Ready(Err(self.fail(e)))
+                }
+            };
+        }
         loop {
             let (proto, rbuf) = (&mut self.proto, &mut self.rbuf);
             match decode(proto, rbuf, &mut self.consume, self.eof, self.read_at) {
@@ -882,7 +1002,13 @@ impl Connection {
             }
             // Readiness first: after a request went out the response is rarely there yet, and
             // asking the reactor costs no system call where a read would return EAGAIN.
-            match self.io.poll_read_ready(cx) {
+            let Some(io) = self.io.as_mut() else {
+                return Poll::Ready(Err(Error::new(
+                    Kind::Closed,
+                    "the connection has no transport",
+                )));
+            };
+            match io.poll_read_ready(cx) {
                 Poll::Ready(Ok(())) => {}
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(self.fail(io_error(e)))),
                 Poll::Pending => {
@@ -892,9 +1018,9 @@ impl Connection {
             }
             self.rbuf.reserve(MIN_READ);
             let read = if self.single_thread {
-                self.io.try_read_buf(&mut self.rbuf)
+                io.try_read_buf(&mut self.rbuf)
             } else {
-                self.io.try_read_buf_keep_ready(&mut self.rbuf)
+                io.try_read_buf_keep_ready(&mut self.rbuf)
             };
             match read {
                 Ok(0) => self.eof = true,
@@ -939,6 +1065,14 @@ impl Connection {
                     };
                     Some(Instant::from_std(from) + d)
                 }
+                // QUIC's idle timeout ends a silent connection; the read timeout bounds the
+                // wait for a response as over HTTP/2.
+                #[cfg(feature = "http3")]
+                Proto::H3(h) if h.in_flight() > 0 => {
+                    Some(Instant::from_std(self.sent_at.max(self.read_at)) + d)
+                }
+                #[cfg(feature = "http3")]
+                Proto::H3(_) => None,
             };
         }
         let read_at = if read { self.deadline } else { None };
@@ -973,6 +1107,10 @@ impl Connection {
     /// Writes the queued bytes (HTTP/2 frames pulled from the state machine first), and what
     /// the transport holds; `Pending` while the socket takes no more (`stall` says since when).
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let Some(io) = self.io.as_mut() else {
+            // HTTP/3 writes each stream as it polls the connection.
+            return Poll::Ready(Ok(()));
+        };
         if let Proto::H2(h) = &mut self.proto {
             if self.wpos == self.wbuf.len() {
                 self.wbuf.clear();
@@ -980,7 +1118,7 @@ impl Connection {
             }
             h.conn.poll_transmit(&mut self.wbuf);
         }
-        match self.io.poll_write_all(cx, &self.wbuf, &mut self.wpos, &mut self.stall) {
+        match io.poll_write_all(cx, &self.wbuf, &mut self.wpos, &mut self.stall) {
             Poll::Ready(Ok(())) => {
                 self.wbuf.clear();
                 self.wpos = 0;
@@ -1007,12 +1145,13 @@ impl Connection {
                 Poll::Ready(_) => false,
             };
         }
-        match self.io.poll_read_ready(&mut cx) {
+        let Some(io) = self.io.as_mut() else { return self.is_reusable() };
+        match io.poll_read_ready(&mut cx) {
             Poll::Pending => true,
             Poll::Ready(Err(_)) => false,
             Poll::Ready(Ok(())) => {
                 self.rbuf.reserve(MIN_READ);
-                match self.io.try_read_buf_keep_ready(&mut self.rbuf) {
+                match io.try_read_buf_keep_ready(&mut self.rbuf) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
                     _ => {
                         self.eof = true;
@@ -1031,8 +1170,15 @@ fn event<'a>(proto: &'a Proto, rbuf: &'a [u8], ready: Ready) -> Event<'a> {
             let fields = match proto {
                 Proto::H1(h) => Source::Spans { buf: rbuf, spans: &h.spans },
                 Proto::H2(h) => Source::Section(h.conn.last_section()),
+                #[cfg(feature = "http3")]
+                Proto::H3(h) => Source::Section(h.conn.section()),
             };
             Event::Head { id, head: ResponseHead { status, version, fields } }
+        }
+        #[cfg(feature = "http3")]
+        Ready::Data { id, .. } if matches!(proto, Proto::H3(_)) => {
+            let Proto::H3(h) = proto else { unreachable!("matched") };
+            Event::Data { id, data: h.lent() }
         }
         Ready::Data { id, range } => Event::Data { id, data: rbuf.get(range).unwrap_or_default() },
         Ready::End { id, trailers } => Event::End { id, trailers: trailers.map(|t| *t) },
@@ -1068,6 +1214,9 @@ fn decode(
         let step = match proto {
             Proto::H1(h) => h.decode(rbuf),
             Proto::H2(h) => h.decode(rbuf, now),
+            // HTTP/3 reads its streams itself (`H3::poll`), never this buffer.
+            #[cfg(feature = "http3")]
+            Proto::H3(_) => Ok(Step::NeedInput),
         }?;
         match step {
             Step::Ready(ready, used) => {
@@ -1079,6 +1228,8 @@ fn decode(
                 return match proto {
                     Proto::H1(h) => h.eof().map(Some),
                     Proto::H2(h) => Err(h.eof()),
+                    #[cfg(feature = "http3")]
+                    Proto::H3(_) => Ok(None),
                 };
             }
             Step::NeedInput => return Ok(None),

@@ -9,7 +9,7 @@ use super::h1::H1;
 use super::h2::H2;
 use super::{Event, Proto, Protocol, RequestId, decode, event, h1_config, settle};
 use crate::Method;
-use crate::client::error::Error;
+use crate::client::error::{Error, Kind};
 use crate::http1::Limits;
 use crate::http1::encode::{RequestPrelude, Scheme};
 
@@ -37,7 +37,8 @@ impl ResponseReader {
                 let config = Arc::new(h1_config(limits, max_body, None));
                 Proto::H1(H1::new(prelude, config, now))
             }
-            Protocol::Http2 => {
+            // HTTP/3 reads QUIC streams, not one byte stream: read as HTTP/2 here.
+            Protocol::Http2 | Protocol::Http3 => {
                 let config = crate::http2::Config::default();
                 Proto::H2(Box::new(H2::new(false, prelude.host(), config, max_body, now)))
             }
@@ -67,6 +68,9 @@ impl ResponseReader {
                 h.conn.poll_transmit(&mut self.out);
                 id
             }
+            // The reader is made for HTTP/1.1 or HTTP/2 only (`new`).
+            #[cfg(feature = "http3")]
+            Proto::H3(_) => Err(Error::new(Kind::Request, "the reader does not speak HTTP/3")),
         };
         self.out.clear();
         id
