@@ -17,11 +17,12 @@ Examples:
   peregrine load http://127.0.0.1:8080/ --pipeline 16           16 requests in flight per connection
   peregrine load http://127.0.0.1:8080/ --http2-prior-knowledge -c 16 -m 32
   peregrine load https://localhost:8443/ --insecure -n 100000   ALPN picks h2 or http/1.1
+  peregrine load https://localhost:8443/ --h3 -c 16 -m 32       HTTP/3 over QUIC
   peregrine load http://127.0.0.1:8080/ --rate 5000 -d 30s --json out.json
   peregrine load ws://127.0.0.1:9002/ -c 100 --size 20          WebSocket echo, 20-byte messages
   peregrine load ws://127.0.0.1:9002/ --size 1KiB --text --deflate --pipeline 4
 
-Closed loop (the default): each connection (or HTTP/2 stream) sends its next request as soon
+Closed loop (the default): each connection (or HTTP/2 or HTTP/3 stream) sends its next request as soon
 as the last one is answered. With --rate the load is an open loop: requests are scheduled at
 fixed intervals, each connection taking an equal share, and latency counts from a request's
 scheduled start, so a server that stalls shows in the percentiles (coordinated omission
@@ -46,7 +47,7 @@ Payloads: binary by default (pseudo-random bytes); --text sends JSON-like text (
 refused the upgrade) and mismatch (an echo that differs).")]
 pub struct LoadArgs {
     /// The URL to load: http://HOST[:PORT]/PATH (HTTP/1.1, or h2c with
-    /// --http2-prior-knowledge) or https:// (ALPN chooses h2 or http/1.1).
+    /// --http2-prior-knowledge) or https:// (ALPN chooses h2 or http/1.1; QUIC with --h3).
     pub url: String,
 
     /// Connections to open, shared out over the threads.
@@ -73,8 +74,8 @@ pub struct LoadArgs {
     #[arg(long, value_name = "REQ_PER_S", value_parser = parse_rate)]
     pub rate: Option<f64>,
 
-    /// Concurrent streams per HTTP/2 connection (capped by the server's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS).
+    /// Concurrent streams per HTTP/2 or HTTP/3 connection (capped by the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, or its QUIC stream limit).
     #[arg(short = 'm', long, value_name = "STREAMS_PER_CONN", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub streams: u32,
@@ -95,6 +96,10 @@ pub struct LoadArgs {
     /// HTTP/2 in clear text without negotiation (RFC 9113 §3.3), h2c.
     #[arg(long, group = "proto")]
     pub http2_prior_knowledge: bool,
+
+    /// Speak HTTP/3 over QUIC (RFC 9114) to the https URL's UDP port, ALPN h3.
+    #[arg(long, visible_alias = "http3", group = "proto")]
+    pub h3: bool,
 
     /// Request method [default: GET, or POST with --body].
     #[arg(short = 'X', long, value_name = "METHOD", value_parser = parse_method)]
@@ -254,8 +259,16 @@ impl LoadArgs {
                 "--pipeline needs an idempotent method (RFC 9112 §9.3.2); {method} is not"
             ));
         }
+        if self.h3 && !self.url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://")) {
+            return Err("--h3 needs an https:// URL (HTTP/3 has no cleartext form)".to_owned());
+        }
+        if self.h3 && self.pipeline > 1 {
+            return Err("--pipeline is HTTP/1.1's; with --h3 use -m".to_owned());
+        }
         let versions = if self.http1 {
             Versions::Http1Only
+        } else if self.h3 {
+            Versions::Http3Only
         } else if self.http2 || self.http2_prior_knowledge {
             Versions::Http2Only
         } else {
@@ -322,6 +335,7 @@ impl LoadArgs {
                 self.http2 || self.http2_prior_knowledge,
                 "--http2 (WebSockets are opened over HTTP/1.1)",
             ),
+            (self.h3, "--h3 (WebSockets are opened over HTTP/1.1)"),
             (self.method.is_some(), "-X (the opening handshake is a GET)"),
             (self.body.is_some(), "--body (--size sets the messages)"),
         ];

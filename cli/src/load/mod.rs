@@ -186,6 +186,7 @@ fn probe(
     Ok(match probe.protocol() {
         Protocol::Http1 => "HTTP/1.1",
         Protocol::Http2 => "HTTP/2",
+        Protocol::Http3 => "HTTP/3",
     })
 }
 

@@ -248,7 +248,7 @@ async fn drive(
         };
         let depth = match c.protocol() {
             Protocol::Http1 => plan.pipeline as usize,
-            Protocol::Http2 => (plan.streams as usize).min(c.max_in_flight()),
+            Protocol::Http2 | Protocol::Http3 => (plan.streams as usize).min(c.max_in_flight()),
         };
         // Send what may go now. The clock is read only where it decides something (the open
         // loop's schedule, the end of the warm-up): a request's latency counts from the
@@ -320,6 +320,15 @@ async fn drive(
             match due {
                 // Room, not spent, not due yet: wait for the schedule.
                 Some(d) if d > clock.now() && c.is_reusable() => sleep_until(d).await,
+                // HTTP/3 out of QUIC stream credit with nothing in flight: the connection
+                // reports (Writable) when the server grants more.
+                None if c.protocol() == Protocol::Http3 && c.is_reusable() => {
+                    let got = c.next_event().await.map(Got::of);
+                    if let Err(e) = on_event(&thread, &mut in_flight, got, c.received_at()) {
+                        lose(&thread, &mut in_flight, &e);
+                        conn = None;
+                    }
+                }
                 // Nothing in flight and nothing could be sent: the connection is done (closed
                 // by the server, or refusing streams); open another.
                 _ => conn = None,
