@@ -12,6 +12,8 @@ pub(crate) mod connect;
 pub(crate) mod linger;
 pub(crate) mod listen;
 #[cfg(feature = "http3")]
+pub(crate) mod quic;
+#[cfg(feature = "http3")]
 pub(crate) mod quic_connect;
 #[cfg(target_os = "linux")]
 mod sendfile;
