@@ -38,6 +38,8 @@ mod connections;
 mod fixed;
 mod h1;
 mod h2;
+#[cfg(feature = "http3")]
+mod h3;
 mod idle;
 mod listen_fds;
 mod metrics;
@@ -103,6 +105,8 @@ pub struct Server {
     metrics: Option<Box<str>>,
     metrics_extra: Option<MetricsExtra>,
     fixed: Vec<(String, crate::Response)>,
+    /// HTTP/3 on UDP beside every TLS listener.
+    http3: bool,
 }
 
 /// More metrics, rendered at each scrape ([`Server::metrics_extra`]).
@@ -170,6 +174,7 @@ impl Server {
             metrics: None,
             metrics_extra: None,
             fixed: Vec::new(),
+            http3: false,
         }
     }
 
@@ -362,6 +367,25 @@ impl Server {
         self
     }
 
+    /// Also serves HTTP/3 (RFC 9114) over QUIC on UDP at the port of every TLS listener, with
+    /// the same certificates (ALPN `h3`) and the same handler, and advertises it on HTTP/1.1
+    /// and HTTP/2 responses with `Alt-Svc: h3=":PORT"; ma=86400` (RFC 7838). One worker
+    /// serves the QUIC endpoint. 0-RTT is off (early data can be replayed). Default: off.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use peregrine::server::{Server, TlsConfig};
+    /// use peregrine::Request;
+    /// let tls = TlsConfig::from_pem_files("cert.pem", "key.pem").unwrap();
+    /// Server::bind("127.0.0.1:8443").tls(tls).http3(true).run(|_req: Request| async { "hi" })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[cfg(feature = "http3")]
+    pub fn http3(mut self, on: bool) -> Server {
+        self.http3 = on;
+        self
+    }
+
     /// Number of worker threads. Default: `std::thread::available_parallelism()`.
     pub fn workers(mut self, n: usize) -> Server {
         self.workers = n.max(1);
@@ -434,6 +458,9 @@ impl Server {
         for (listener, _) in self.inherited {
             addrs.push(runtime::share_listener(listener, &mut listeners)?);
         }
+        #[cfg(feature = "http3")]
+        let mut quic =
+            if self.http3 { h3::bind_quic(&addrs, &tls, &self.config)? } else { Vec::new() };
         let shutdown = Arc::new(ShutdownSignal::default());
         let load = Arc::new(worker::Load::new(listeners.len()));
         let counters =
@@ -460,6 +487,9 @@ impl Server {
                 proxy: self.proxy.clone(),
                 ops: ops.clone(),
                 metrics: counters.as_ref().and_then(|m| m.worker(index)),
+                // The first worker serves QUIC.
+                #[cfg(feature = "http3")]
+                quic: std::mem::take(&mut quic),
             };
             match runtime::spawn_worker(index, listeners, handler.clone(), shared) {
                 Ok(thread) => threads.push(thread),

@@ -76,6 +76,9 @@ pub(crate) struct Shared {
     pub(crate) ops: Option<Arc<Ops>>,
     /// This worker's counters, when metrics are on.
     pub(crate) metrics: Option<Arc<WorkerMetrics>>,
+    /// The UDP sockets and QUIC configurations this worker serves HTTP/3 on.
+    #[cfg(feature = "http3")]
+    pub(crate) quic: Vec<(std::net::UdpSocket, quinn::ServerConfig)>,
 }
 
 /// Starts one worker thread serving `listeners` until `shutdown` triggers, its grace period
@@ -87,7 +90,9 @@ pub(crate) fn spawn_worker<H: Handler>(
     handler: H,
     shared: Shared,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let Shared { config, access_log, load, shutdown, proxy, ops, metrics } = shared;
+    #[cfg(feature = "http3")]
+    let quic = shared.quic;
+    let Shared { config, access_log, load, shutdown, proxy, ops, metrics, .. } = shared;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let running = shutdown.worker_started();
     std::thread::Builder::new().name(format!("peregrine-{index}")).spawn(move || {
@@ -116,6 +121,17 @@ pub(crate) fn spawn_worker<H: Handler>(
                         ));
                     }
                     Err(e) => tracing::error!("peregrine: cannot register listener: {e}"),
+                }
+            }
+            #[cfg(feature = "http3")]
+            for (socket, config) in quic {
+                match crate::net::quic::endpoint(socket, config) {
+                    Ok(endpoint) => {
+                        let serve =
+                            super::h3::accept_loop(endpoint, handler.clone(), worker.clone());
+                        tokio::task::spawn_local(serve);
+                    }
+                    Err(e) => tracing::error!("peregrine: cannot start QUIC: {e}"),
                 }
             }
             let evictions = tokio::task::spawn_local({

@@ -12,7 +12,7 @@
 
 mod body;
 mod head_cache;
-mod respond;
+pub(super) mod respond;
 mod tasks;
 
 use std::future::Future;

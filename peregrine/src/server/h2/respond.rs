@@ -17,7 +17,7 @@ use crate::response::Response;
 /// Field names that are connection-specific in HTTP/1.1 and must not appear in an HTTP/2
 /// message (RFC 9113 §8.2.2): a handler that sets them has them dropped, not sent.
 /// `content-length` is dropped too: the server writes it from the body.
-fn dropped(name: &http::HeaderName) -> bool {
+pub(in crate::server) fn dropped(name: &http::HeaderName) -> bool {
     use http::header::{CONNECTION, CONTENT_LENGTH, TE, TRANSFER_ENCODING, UPGRADE};
     name == CONNECTION
         || name == TRANSFER_ENCODING
@@ -29,7 +29,7 @@ fn dropped(name: &http::HeaderName) -> bool {
 }
 
 /// The answer to a handler that panicked.
-pub(super) fn internal_error() -> Response {
+pub(in crate::server) fn internal_error() -> Response {
     Response::with_status(
         StatusCode::INTERNAL_SERVER_ERROR,
         Bytes::from_static(b"internal server error"),

@@ -1,0 +1,273 @@
+//! The HTTP/3 driver (RFC 9114): QUIC connections from quinn's endpoint, each with its
+//! `http3::conn::Conn` (control and QPACK streams, request streams' messages), running the
+//! same handler as HTTP/1.1 and HTTP/2.
+//!
+//! One task per connection accepts its streams, and one task per stream reads it; all run on
+//! the worker's thread, so the connection's state is a `RefCell` never borrowed across an
+//! await. A writer task owns our three unidirectional streams (control, QPACK encoder and
+//! decoder) and writes whatever the state queued for them when woken. Request bodies reach
+//! the handler through a bounded channel (QUIC flow control holds the client back while the
+//! handler does not read); response bodies are written chunk by chunk as quinn takes them
+//! (its stream window holds us back while the client does not read).
+
+mod stream;
+
+use std::cell::{Cell, RefCell};
+use std::pin::pin;
+use std::rc::Rc;
+
+use bytes::BytesMut;
+use tokio::sync::Notify;
+
+use super::service::Service;
+use super::worker::Worker;
+use crate::handler::Handler;
+use crate::http3::conn::{Config as H3Config, Conn, Event};
+use crate::http3::{Code, Error, Role, StreamId};
+use crate::net::quic::QuicLimits;
+
+/// The QUIC limits of `config`'s connections.
+fn quic_limits(config: &super::Config) -> QuicLimits {
+    QuicLimits {
+        max_streams: config.h2_max_concurrent_streams,
+        idle_timeout: config.keep_alive_timeout,
+        stream_window: config.h2_stream_window,
+    }
+}
+
+/// Binds UDP at the address of every TLS listener (`addrs` and `tls` in the same order) with
+/// its QUIC configuration.
+///
+/// # Errors
+/// A bind failure; a TLS configuration QUIC cannot use (`InvalidInput`).
+pub(crate) fn bind_quic(
+    addrs: &[std::net::SocketAddr],
+    tls: &[super::runtime::Tls],
+    config: &super::Config,
+) -> std::io::Result<Vec<(std::net::UdpSocket, quinn::ServerConfig)>> {
+    let mut out = Vec::new();
+    for (addr, tls) in addrs.iter().zip(tls) {
+        let Some(tls) = tls else { continue };
+        let quic = crate::net::quic::server_config(tls, quic_limits(config))?;
+        out.push((crate::net::quic::bind(*addr)?, quic));
+    }
+    Ok(out)
+}
+
+/// The HTTP/3 settings and budgets of `config`'s connections.
+fn h3_config(config: &super::Config) -> H3Config {
+    H3Config { max_field_section_size: config.head.max_head_bytes as u64, ..H3Config::default() }
+}
+
+/// Accepts QUIC connections on `endpoint` until the worker stops accepting.
+pub(crate) async fn accept_loop<H: Handler>(
+    endpoint: quinn::Endpoint,
+    service: Rc<Service<H>>,
+    worker: Rc<Worker>,
+) {
+    loop {
+        let incoming = tokio::select! {
+            () = worker.stopped() => break,
+            incoming = endpoint.accept() => incoming,
+        };
+        let Some(incoming) = incoming else { break };
+        if !worker.admit() {
+            incoming.refuse();
+            continue;
+        }
+        let admitted = super::worker::Admitted::new(worker.clone());
+        let service = service.clone();
+        tokio::task::spawn_local(async move {
+            let handshake =
+                tokio::time::timeout(admitted.worker.config.tls_handshake_timeout, async move {
+                    incoming.await
+                });
+            if let Ok(Ok(quic)) = handshake.await {
+                serve(quic, service, admitted).await;
+            }
+        });
+    }
+    // Busy connections finish their streams (drain); then the endpoint closes.
+    endpoint.wait_idle().await;
+}
+
+/// One connection's state, shared by its tasks (all on this thread).
+pub(super) struct Shared {
+    pub(super) conn: RefCell<Conn>,
+    pub(super) quic: quinn::Connection,
+    /// Wakes the writer: bytes may be queued for our control or QPACK streams.
+    pub(super) out: Notify,
+    /// Wakes streams blocked on the QPACK encoder stream.
+    pub(super) unblocked: Notify,
+    /// Request heads are copied here and split off (as HTTP/2's, `Request::from_h2`).
+    pub(super) arena: RefCell<BytesMut>,
+    /// Streams being served.
+    pub(super) live: Cell<usize>,
+    pub(super) idle: Notify,
+}
+
+impl Shared {
+    /// Closes the connection with a connection error's code (RFC 9114 §8).
+    pub(super) fn fail(&self, e: Error) {
+        if let Error::Connection { code, why } = e {
+            close(&self.quic, code, why);
+        }
+    }
+}
+
+fn close(quic: &quinn::Connection, code: Code, why: &str) {
+    let code = quinn::VarInt::from_u64(u64::from(code)).unwrap_or(quinn::VarInt::MAX);
+    quic.close(code, why.as_bytes());
+}
+
+async fn serve<H: Handler>(
+    quic: quinn::Connection,
+    service: Rc<Service<H>>,
+    admitted: super::worker::Admitted,
+) {
+    let worker = admitted.worker.clone();
+    let shared = Rc::new(Shared {
+        conn: RefCell::new(Conn::new(Role::Server, h3_config(&worker.config))),
+        quic: quic.clone(),
+        out: Notify::new(),
+        unblocked: Notify::new(),
+        arena: RefCell::new(BytesMut::new()),
+        live: Cell::new(0),
+        idle: Notify::new(),
+    });
+    tokio::task::spawn_local(writer(shared.clone()));
+    tokio::task::spawn_local(uni_streams(shared.clone()));
+    let mut next = 0u64;
+    let mut drain = pin!(drain_begins(worker.clone()));
+    loop {
+        let accepted = tokio::select! {
+            accepted = quic.accept_bi() => accepted,
+            () = &mut drain => {
+                // §5.2: GOAWAY with the first request stream ID we will not process; the
+                // streams below it are served to their end.
+                shared.conn.borrow_mut().send_goaway(next);
+                shared.out.notify_one();
+                break;
+            }
+        };
+        let Ok((send, recv)) = accepted else { return };
+        let id = StreamId::new(recv.id().index() * 4);
+        next = id.get() + 4;
+        shared.live.set(shared.live.get() + 1);
+        tokio::task::spawn_local(stream::serve(
+            shared.clone(),
+            service.clone(),
+            worker.clone(),
+            id,
+            send,
+            recv,
+        ));
+    }
+    // Drain: the streams under way end, then the connection closes with H3_NO_ERROR.
+    while shared.live.get() > 0 {
+        let idle = shared.idle.notified();
+        if shared.live.get() == 0 {
+            break;
+        }
+        let _ = tokio::time::timeout(worker.config.shutdown_timeout, idle).await;
+        if worker.stopping() && shared.live.get() > 0 {
+            break;
+        }
+    }
+    close(&quic, Code::H3_NO_ERROR, "");
+    drop(admitted);
+}
+
+/// Completes when the worker begins to drain.
+async fn drain_begins(worker: Rc<Worker>) {
+    match worker.drain_signal() {
+        Some(mut drain) => std::future::poll_fn(|cx| drain.poll(cx)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Opens our control and QPACK streams and writes what the state queues on them.
+async fn writer(shared: Rc<Shared>) {
+    let open = async {
+        let control = shared.quic.open_uni().await?;
+        let encoder = shared.quic.open_uni().await?;
+        let decoder = shared.quic.open_uni().await?;
+        Ok::<_, quinn::ConnectionError>([control, encoder, decoder])
+    };
+    let Ok(mut streams) = open.await else { return };
+    let mut bufs = [Vec::new(), Vec::new(), Vec::new()];
+    loop {
+        let mut woken = pin!(shared.out.notified());
+        woken.as_mut().enable();
+        {
+            let mut conn = shared.conn.borrow_mut();
+            conn.poll_control(&mut bufs[0]);
+            conn.poll_encoder_stream(&mut bufs[1]);
+            conn.poll_decoder_stream(&mut bufs[2]);
+        }
+        for (stream, buf) in streams.iter_mut().zip(bufs.iter_mut()) {
+            if !buf.is_empty() {
+                if stream.write_all(buf).await.is_err() {
+                    return;
+                }
+                buf.clear();
+            }
+        }
+        tokio::select! {
+            () = woken => {}
+            _ = shared.quic.closed() => return,
+        }
+    }
+}
+
+/// Accepts the peer's unidirectional streams and feeds them to the state.
+async fn uni_streams(shared: Rc<Shared>) {
+    while let Ok(recv) = shared.quic.accept_uni().await {
+        tokio::task::spawn_local(uni_stream(shared.clone(), recv));
+    }
+}
+
+async fn uni_stream(shared: Rc<Shared>, mut recv: quinn::RecvStream) {
+    // Client-initiated unidirectional streams are 2, 6, 10, ... (RFC 9000 §2.1).
+    let id = StreamId::new(recv.id().index() * 4 + 2);
+    loop {
+        let (bytes, fin) = match recv.read_chunk(16 * 1024, true).await {
+            Ok(Some(chunk)) => (chunk.bytes, false),
+            Ok(None) => (bytes::Bytes::new(), true),
+            Err(quinn::ReadError::Reset(_)) => {
+                let r = shared.conn.borrow_mut().reset_uni(id);
+                if let Err(e) = r {
+                    shared.fail(e);
+                }
+                return;
+            }
+            Err(_) => return,
+        };
+        let r = shared.conn.borrow_mut().recv_uni(id, &bytes, fin);
+        if let Err(e) = r {
+            shared.fail(e);
+            return;
+        }
+        let mut stop = None;
+        let mut unblocked = false;
+        while let Some(event) = shared.conn.borrow_mut().poll_event() {
+            match event {
+                Event::StopSending(s, code) if s == id => stop = Some(code),
+                Event::Unblocked(_) => unblocked = true,
+                _ => {}
+            }
+        }
+        if unblocked {
+            shared.unblocked.notify_waiters();
+        }
+        // Insert Count Increments for the inserts just read.
+        shared.out.notify_one();
+        if let Some(code) = stop {
+            let _ = recv.stop(quinn::VarInt::from_u64(u64::from(code)).unwrap_or_default());
+            return;
+        }
+        if fin {
+            return;
+        }
+    }
+}

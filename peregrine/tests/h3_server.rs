@@ -1,0 +1,95 @@
+//! The HTTP/3 server over real loopback UDP, fetched by real HTTP/3 clients: aioquic's (PyPI
+//! `aioquic`, driven by `support/h3_aioquic_client.py` on its public API) and ngtcp2's
+//! `gtlsclient` (Debian `ngtcp2-client`): a small body and a 1 MiB one, byte for byte, with
+//! the QPACK dynamic table in use.
+//!
+//! Needs those tools, hence ignored by default (`.ci/run` installs them and runs
+//! `cargo test -p peregrine --test h3_server -- --ignored`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use peregrine::server::{Server, ServerHandle, TlsConfig};
+use peregrine::{Request, Response};
+
+const SMALL: &[u8] = b"Hello, HTTP/3!";
+
+/// 1 MiB that no compression or off-by-one hides: a counter's bytes.
+fn large() -> Vec<u8> {
+    (0..1u32 << 18).flat_map(|i| (i.wrapping_mul(2_654_435_761)).to_le_bytes()).collect()
+}
+
+struct Fixture {
+    server: ServerHandle,
+    dir: PathBuf,
+    ca: PathBuf,
+}
+
+fn start(name: &str) -> Fixture {
+    let cert = support::tls::self_signed(&["localhost", "127.0.0.1"]);
+    let dir = std::env::temp_dir().join(format!("peregrine-h3-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &cert.cert_pem).unwrap();
+    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
+    let big = bytes::Bytes::from(large());
+    let server = Server::bind("127.0.0.1:0")
+        .tls(tls)
+        .http3(true)
+        .workers(1)
+        .spawn(move |req: Request| {
+            let big = big.clone();
+            async move {
+                match req.path() {
+                    "/small" => Response::new(SMALL),
+                    "/large" => Response::new(big),
+                    _ => Response::with_status(http::StatusCode::NOT_FOUND, "not found"),
+                }
+            }
+        })
+        .unwrap();
+    Fixture { server, dir, ca }
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+#[ignore = "needs python3 with aioquic (PyPI)"]
+fn aioquic_fetches_small_and_large_bodies() {
+    let f = start("aioquic");
+    let port = f.server.local_addr().port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/h3_aioquic_client.py");
+    let out = Command::new("timeout")
+        .args(["60", "python3", script, "127.0.0.1", &port.to_string()])
+        .arg(&f.ca)
+        .arg(&f.dir)
+        .args(["/small", "/large", "/small", "/nope"])
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(read(&f.dir.join("0.body")), SMALL);
+    assert_eq!(read(&f.dir.join("1.body")), large());
+    assert_eq!(read(&f.dir.join("2.body")), SMALL);
+    let status: Vec<String> = (0..4)
+        .map(|i| String::from_utf8(read(&f.dir.join(format!("{i}.status")))).unwrap())
+        .collect();
+    assert!(status[0].starts_with(":status: 200\n"), "{}", status[0]);
+    assert!(status[1].contains("content-length: 1048576\n"), "{}", status[1]);
+    assert!(status[3].starts_with(":status: 404\n"), "{}", status[3]);
+    assert!(status[0].contains("\ndate: "), "{}", status[0]);
+    // The dynamic table both ways: our encoder stream carried inserts (more than the 3-octet
+    // Set Dynamic Table Capacity), and aioquic acknowledged sections on its decoder stream.
+    let number = |key: &str| -> usize {
+        let line = stdout.lines().find(|l| l.starts_with(key)).expect(key);
+        line[key.len()..].trim().parse().unwrap()
+    };
+    assert!(number("encoder_stream_bytes") > 3, "{stdout}");
+    assert!(number("decoder_stream_bytes") > 0, "{stdout}");
+    f.server.shutdown_now();
+}
