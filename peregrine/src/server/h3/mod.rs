@@ -42,7 +42,7 @@ fn quic_limits(config: &super::Config) -> QuicLimits {
 /// A bind failure; a TLS configuration QUIC cannot use (`InvalidInput`).
 pub(crate) fn bind_quic(
     addrs: &[std::net::SocketAddr],
-    tls: &[super::runtime::Tls],
+    tls: &[Option<std::sync::Arc<rustls::ServerConfig>>],
     config: &super::Config,
 ) -> std::io::Result<Vec<(std::net::UdpSocket, quinn::ServerConfig)>> {
     let mut out = Vec::new();
