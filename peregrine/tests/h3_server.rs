@@ -1,7 +1,7 @@
 //! The HTTP/3 server over real loopback UDP, fetched by real HTTP/3 clients: aioquic's (PyPI
 //! `aioquic`, driven by `support/h3_aioquic_client.py` on its public API) and ngtcp2's
 //! `gtlsclient` (Debian `ngtcp2-client`): a small body and a 1 MiB one, byte for byte, with
-//! the QPACK dynamic table in use.
+//! the QPACK dynamic table in use; and HTTP/1.1 over TLS advertising HTTP/3 with `Alt-Svc`.
 //!
 //! Needs those tools, hence ignored by default (`.ci/run` installs them and runs
 //! `cargo test -p peregrine --test h3_server -- --ignored`).
@@ -92,4 +92,47 @@ fn aioquic_fetches_small_and_large_bodies() {
     assert!(number("encoder_stream_bytes") > 3, "{stdout}");
     assert!(number("decoder_stream_bytes") > 0, "{stdout}");
     f.server.shutdown_now();
+}
+
+#[test]
+#[ignore = "needs ngtcp2's gtlsclient (Debian ngtcp2-client)"]
+fn ngtcp2_fetches_small_and_large_bodies() {
+    let f = start("ngtcp2");
+    let port = f.server.local_addr().port().to_string();
+    let base = format!("https://127.0.0.1:{port}");
+    // Debian's gtlsclient does not verify the certificate: this proves transfer, not trust.
+    for (path, body) in [("/small", SMALL.to_vec()), ("/large", large())] {
+        let out = Command::new("timeout")
+            .args(["60", "gtlsclient", "--quiet", "--exit-on-all-streams-close"])
+            .arg(format!("--download={}", f.dir.display()))
+            .args(["127.0.0.1", &port, &format!("{base}{path}")])
+            .output()
+            .expect("gtlsclient");
+        assert!(out.status.success(), "{path}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(read(&f.dir.join(&path[1..])), body, "{path}");
+    }
+    f.server.shutdown_now();
+}
+
+#[test]
+fn http1_responses_advertise_http3() {
+    let cert = support::tls::self_signed(&["localhost"]);
+    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
+    let server = Server::bind("127.0.0.1:0")
+        .tls(tls)
+        .http3(true)
+        .workers(1)
+        .spawn(|_req: Request| async { "over TCP" })
+        .unwrap();
+    let addr = server.local_addr();
+    let config = support::tls::client_config(&[&cert], &[b"http/1.1"]);
+    let mut conn = support::tls::connect(addr, config, "localhost").unwrap();
+    use std::io::{Read, Write};
+    conn.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    let _ = conn.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).to_ascii_lowercase();
+    let want = format!("alt-svc: h3=\":{}\"; ma=86400\r\n", addr.port());
+    assert!(text.contains(&want), "{text}");
+    server.shutdown_now();
 }

@@ -29,6 +29,8 @@
 //! ```
 
 mod access_log;
+#[cfg(feature = "http3")]
+mod alt_svc;
 mod buffers;
 mod call;
 mod clock;
@@ -461,6 +463,11 @@ impl Server {
         #[cfg(feature = "http3")]
         let mut quic =
             if self.http3 { h3::bind_quic(&addrs, &tls, &self.config)? } else { Vec::new() };
+        #[cfg(feature = "http3")]
+        let alt_svc = match quic.first().map(|(s, _)| s.local_addr()) {
+            Some(addr) => Some(alt_svc::value(addr?.port())),
+            None => None,
+        };
         let shutdown = Arc::new(ShutdownSignal::default());
         let load = Arc::new(worker::Load::new(listeners.len()));
         let counters =
@@ -491,7 +498,17 @@ impl Server {
                 #[cfg(feature = "http3")]
                 quic: std::mem::take(&mut quic),
             };
-            match runtime::spawn_worker(index, listeners, handler.clone(), shared) {
+            #[cfg(feature = "http3")]
+            let spawned = match &alt_svc {
+                Some(value) => {
+                    let handler = alt_svc::AltSvc { inner: handler.clone(), value: value.clone() };
+                    runtime::spawn_worker(index, listeners, handler, shared)
+                }
+                None => runtime::spawn_worker(index, listeners, handler.clone(), shared),
+            };
+            #[cfg(not(feature = "http3"))]
+            let spawned = runtime::spawn_worker(index, listeners, handler.clone(), shared);
+            match spawned {
                 Ok(thread) => threads.push(thread),
                 Err(e) => {
                     shutdown.trigger();
