@@ -3,14 +3,15 @@
 //!
 //! ```text
 //! cargo run --release --example plaintext -- --addr 127.0.0.1:8080 [--workers N] [--metrics PATH]
-//!     [--tls-cert cert.pem --tls-key key.pem] [--fixed]
+//!     [--tls-cert cert.pem --tls-key key.pem [--h3]] [--fixed]
 //! ```
 //!
 //! `--fixed` answers `/plaintext` with a fixed answer (`Server::fixed`, the same bytes,
 //! prepared once) instead of the handler; everything else still reaches the handler.
 //! `--metrics PATH` turns the server's counters on (`bench/callgrind.sh` measures their cost).
 //! With `--tls-cert` and `--tls-key` it answers over HTTPS instead (bench/tls.sh); HTTP/2 is
-//! served beside HTTP/1.1 either way (h2c on plain TCP, ALPN h2 on TLS).
+//! served beside HTTP/1.1 either way (h2c on plain TCP, ALPN h2 on TLS). `--h3` (with TLS)
+//! also answers over HTTP/3 on UDP at the same port.
 
 use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
@@ -38,6 +39,7 @@ fn main() -> std::io::Result<()> {
     let mut metrics = None;
     let (mut cert, mut key) = (None, None);
     let mut fixed = false;
+    let mut h3 = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -49,10 +51,11 @@ fn main() -> std::io::Result<()> {
             "--tls-cert" => cert = Some(args.next().expect("--tls-cert needs a file")),
             "--tls-key" => key = Some(args.next().expect("--tls-key needs a file")),
             "--fixed" => fixed = true,
+            "--h3" => h3 = true,
             other => {
                 eprintln!(
                     "usage: plaintext [--addr HOST:PORT] [--workers N] [--metrics PATH] \
-                     [--tls-cert FILE --tls-key FILE] [--fixed] (unknown: {other})"
+                     [--tls-cert FILE --tls-key FILE [--h3]] [--fixed] (unknown: {other})"
                 );
                 std::process::exit(2);
             }
@@ -71,7 +74,11 @@ fn main() -> std::io::Result<()> {
     match (cert, key) {
         (Some(cert), Some(key)) => {
             let tls = TlsConfig::from_pem_files(cert, key).map_err(std::io::Error::other)?;
-            server = server.tls(tls);
+            server = server.tls(tls).http3(h3);
+        }
+        (None, None) if h3 => {
+            eprintln!("plaintext: --h3 needs --tls-cert and --tls-key");
+            std::process::exit(2);
         }
         (None, None) => {}
         _ => {

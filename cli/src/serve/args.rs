@@ -18,6 +18,7 @@ Examples:
   peregrine serve --addr 127.0.0.1:0   pick a free port (the printed URL shows it)
   peregrine serve --tls-cert cert.pem --tls-key key.pem --addr 0.0.0.0:8443
   peregrine serve --tls-self-signed    HTTPS on 127.0.0.1:8080 with a throw-away certificate
+  peregrine serve --tls-self-signed --h3   ... and HTTP/3 on UDP 127.0.0.1:8080
   peregrine serve --access-log access.log --log-format json
   peregrine serve --proxy-protocol --proxy-trust 10.0.0.0/8 --health /healthz --metrics /metrics
                                        behind HAProxy (send-proxy-v2, option httpchk)
@@ -53,6 +54,11 @@ pub struct ServeArgs {
     /// Serve HTTP/1.1 only: no HTTP/2, neither by ALPN on HTTPS nor in clear text.
     #[arg(help_heading = "Site", long)]
     pub no_http2: bool,
+
+    /// Also serve HTTP/3 over QUIC on UDP at the same port (needs TLS), and advertise it on
+    /// HTTP/1.1 and HTTP/2 responses with Alt-Svc.
+    #[arg(help_heading = "Site", long)]
+    pub h3: bool,
 
     /// No HTTP/2 in clear text (prior knowledge, Upgrade: h2c) on plain HTTP; HTTPS still
     /// offers h2 by ALPN.

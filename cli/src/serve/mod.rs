@@ -1,5 +1,5 @@
-//! `peregrine serve`: a directory over HTTP/1.1 and HTTP/2, plain or HTTPS, with an access
-//! log.
+//! `peregrine serve`: a directory over HTTP/1.1 and HTTP/2, plain or HTTPS (and HTTP/3 with
+//! `--h3`), with an access log.
 
 mod args;
 mod site;
@@ -31,12 +31,21 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(server) => server,
         Err(code) => return code,
     };
+    if args.h3 && frontend.scheme() != "https" {
+        return fail(format_args!(
+            "--h3 needs TLS (--tls-cert and --tls-key, or --tls-self-signed)"
+        ));
+    }
+    let server = server.http3(args.h3);
     let handle = match server.spawn(files) {
         Ok(handle) => handle,
         Err(e) => return fail(format_args!("cannot listen on {}: {}", args.addr, describe(&e))),
     };
     let (scheme, addr) = (frontend.scheme(), handle.local_addr());
     console::out(format_args!("Serving {} on {scheme}://{addr}", root.display()));
+    if args.h3 {
+        console::out(format_args!("HTTP/3 on udp://{addr}"));
+    }
     frontend.announce(&handle);
     frontend.run(handle, || {})
 }

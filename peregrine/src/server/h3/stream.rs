@@ -79,7 +79,19 @@ pub(super) async fn serve<H: Handler>(
         *request.body_mut() = body;
         Some((tx, rest))
     };
-    let handler = run_handler(&service, request);
+    // The health and metrics endpoints and the fixed answers answer `GET` and `HEAD` without a
+    // body before any handler, as over HTTP/1.1 and HTTP/2.
+    let ops = worker
+        .ops
+        .as_deref()
+        .filter(|_| fin && matches!(request.method(), crate::Method::Get | crate::Method::Head));
+    let fixed = ops.and_then(|ops| ops.answer(request.path().as_bytes()));
+    let handler = async {
+        match fixed {
+            Some(response) => response,
+            None => run_handler(&service, request).await,
+        }
+    };
     let response = match pump {
         None => handler.await,
         Some((tx, rest)) => {
