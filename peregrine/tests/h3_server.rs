@@ -46,6 +46,22 @@ fn start(name: &str) -> Fixture {
                 match req.path() {
                     "/small" => Response::new(SMALL),
                     "/large" => Response::new(big),
+                    "/echo" => {
+                        let mut body = req.into_body();
+                        let mut got = Vec::new();
+                        while let Some(chunk) = body.chunk().await {
+                            match chunk {
+                                Ok(c) => got.extend_from_slice(&c),
+                                Err(_) => {
+                                    return Response::with_status(
+                                        http::StatusCode::BAD_REQUEST,
+                                        "body failed",
+                                    );
+                                }
+                            }
+                        }
+                        Response::new(got)
+                    }
                     _ => Response::with_status(http::StatusCode::NOT_FOUND, "not found"),
                 }
             }
@@ -68,7 +84,7 @@ fn aioquic_fetches_small_and_large_bodies() {
         .args(["60", "python3", script, "127.0.0.1", &port.to_string()])
         .arg(&f.ca)
         .arg(&f.dir)
-        .args(["/small", "/large", "/small", "/nope"])
+        .args(["/small", "/large", "/small", "/nope", "POST:/echo:300000", "POST:/echo:3000000"])
         .output()
         .expect("python3");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -83,6 +99,11 @@ fn aioquic_fetches_small_and_large_bodies() {
     assert!(status[1].contains("content-length: 1048576\n"), "{}", status[1]);
     assert!(status[3].starts_with(":status: 404\n"), "{}", status[3]);
     assert!(status[0].contains("\ndate: "), "{}", status[0]);
+    // A body streamed to the handler and back; one past the 2 MiB body limit refused (413).
+    let posted: Vec<u8> = (0..300_000).map(|i| (i % 251) as u8).collect();
+    assert_eq!(read(&f.dir.join("4.body")), posted);
+    let refused = String::from_utf8(read(&f.dir.join("5.status"))).unwrap();
+    assert!(refused.starts_with(":status: 413\n"), "{refused}");
     // The dynamic table both ways: our encoder stream carried inserts (more than the 3-octet
     // Set Dynamic Table Capacity), and aioquic acknowledged sections on its decoder stream.
     let number = |key: &str| -> usize {

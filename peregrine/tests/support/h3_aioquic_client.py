@@ -2,7 +2,7 @@
 
 Usage: h3_aioquic_client.py HOST PORT CA_PEM OUT_DIR PATH...
 
-Fetches each PATH over one QUIC connection (ALPN h3, the certificate verified against
+Fetches each PATH (or posts, for "POST:/path:N") over one QUIC connection (ALPN h3, the certificate verified against
 CA_PEM for the name "localhost"), on concurrent streams, and writes each response as
 OUT_DIR/<index>.status (the status and header lines) and OUT_DIR/<index>.body (the body).
 Prints the octets aioquic read on the server's QPACK encoder stream and wrote on its own
@@ -40,18 +40,26 @@ class Client(QuicConnectionProtocol):
                     self.waiters.pop(ev.stream_id).set_result(r)
 
     async def get(self, authority: str, path: str):
+        # "POST:/path:N" posts N octets (a repeating pattern) with their content-length.
+        body = None
+        method = b"GET"
+        if path.startswith("POST:"):
+            _, path, n = path.split(":")
+            body = bytes(i % 251 for i in range(int(n)))
+            method = b"POST"
         stream_id = self._quic.get_next_available_stream_id()
-        self.h3.send_headers(
-            stream_id,
-            [
-                (b":method", b"GET"),
-                (b":scheme", b"https"),
-                (b":authority", authority.encode()),
-                (b":path", path.encode()),
-                (b"user-agent", b"aioquic-test"),
-            ],
-            end_stream=True,
-        )
+        headers = [
+            (b":method", method),
+            (b":scheme", b"https"),
+            (b":authority", authority.encode()),
+            (b":path", path.encode()),
+            (b"user-agent", b"aioquic-test"),
+        ]
+        if body is not None:
+            headers.append((b"content-length", str(len(body)).encode()))
+        self.h3.send_headers(stream_id, headers, end_stream=body is None)
+        if body is not None:
+            self.h3.send_data(stream_id, body, end_stream=True)
         waiter = self._loop.create_future()
         self.waiters[stream_id] = waiter
         self.transmit()

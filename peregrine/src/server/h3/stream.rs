@@ -54,7 +54,7 @@ pub(super) async fn serve<H: Handler>(
         // The head did not come in time: the request is cancelled (§4.1.1).
         Err(_) => Err(Stop::Error(Error::stream(id, Code::H3_REQUEST_REJECTED))),
     };
-    let (request, rest, fin) = match outcome {
+    let (request, declared, rest, fin) = match outcome {
         Ok(head) => head,
         Err(stop) => {
             fail(&shared, &mut msg, stop, &mut send, &mut recv);
@@ -85,7 +85,13 @@ pub(super) async fn serve<H: Handler>(
         .ops
         .as_deref()
         .filter(|_| fin && matches!(request.method(), crate::Method::Get | crate::Method::Head));
-    let fixed = ops.and_then(|ops| ops.answer(request.path().as_bytes()));
+    let mut fixed = ops.and_then(|ops| ops.answer(request.path().as_bytes()));
+    // RFC 9110 §15.5.14: a declared body past the limit is refused before the handler runs.
+    let limit = worker.config.max_body_bytes;
+    if declared.is_some_and(|n| n > limit) {
+        fixed =
+            Some(crate::Response::with_status(http::StatusCode::PAYLOAD_TOO_LARGE, Body::empty()));
+    }
     let handler = async {
         match fixed {
             Some(response) => response,
@@ -96,7 +102,8 @@ pub(super) async fn serve<H: Handler>(
         None => handler.await,
         Some((tx, rest)) => {
             let mut handler = pin!(handler);
-            let mut pumping = pin!(pump_body(&shared, &mut msg, &mut recv, tx, rest));
+            let limit = worker.config.max_body_bytes;
+            let mut pumping = pin!(pump_body(&shared, &mut msg, &mut recv, tx, rest, limit));
             let mut pumped = false;
             loop {
                 tokio::select! {
@@ -199,13 +206,13 @@ async fn resume(shared: &Shared, msg: &mut Message) -> Result<MessageEvent, Stop
     }
 }
 
-/// Reads the stream up to its head and builds the request. Returns it, the bytes read past
-/// the head, and whether the stream ended with them.
+/// Reads the stream up to its head and builds the request. Returns it, its content-length,
+/// the bytes read past the head, and whether the stream ended with them.
 async fn read_head(
     shared: &Shared,
     msg: &mut Message,
     recv: &mut quinn::RecvStream,
-) -> Result<(Request, Bytes, bool), Stop> {
+) -> Result<(Request, Option<u64>, Bytes, bool), Stop> {
     loop {
         let (mut bytes, fin) = next_chunk(recv).await?;
         loop {
@@ -219,6 +226,7 @@ async fn read_head(
             };
             if event == MessageEvent::Head {
                 let request = build_request(shared);
+                let declared = shared.conn.borrow().section().content_length();
                 shared.out.notify_one();
                 // Whether the stream ends with the head: the rest of this chunk, or a
                 // next chunk that is already here, says so.
@@ -232,7 +240,7 @@ async fn read_head(
                         fin = end && bytes.is_empty();
                         if end && !bytes.is_empty() {
                             // Bytes and the end: the pump sees the end after them.
-                            return Ok((request, bytes, false));
+                            return Ok((request, declared, bytes, false));
                         }
                     }
                 }
@@ -241,7 +249,7 @@ async fn read_head(
                     let r = shared.conn.borrow_mut().recv_message(msg, &[], true);
                     r.map_err(Stop::Error)?;
                 }
-                return Ok((request, bytes, fin));
+                return Ok((request, declared, bytes, fin));
             }
             // Nothing else precedes a request's head (a server never sees 1xx).
         }
@@ -280,8 +288,10 @@ async fn pump_body(
     recv: &mut quinn::RecvStream,
     tx: BodySender,
     mut bytes: Bytes,
+    limit: u64,
 ) -> Result<(), Stop> {
     let mut fin = false;
+    let mut received = 0u64;
     loop {
         loop {
             let r = shared.conn.borrow_mut().recv_message(msg, &bytes, fin);
@@ -293,6 +303,16 @@ async fn pump_body(
             };
             match event {
                 MessageEvent::Data(range) => {
+                    received += range.len() as u64;
+                    if received > limit {
+                        // Past the body limit: the handler sees the body fail, the client a
+                        // reset asking it to stop (our budget, not its mistake).
+                        tx.abort().await;
+                        return Err(Stop::Error(Error::stream(
+                            msg.stream(),
+                            Code::H3_EXCESSIVE_LOAD,
+                        )));
+                    }
                     // Zero copy: the chunk shares quinn's buffer.
                     let sent = tx.send(bytes.slice(range)).await;
                     if sent.is_err() {
