@@ -157,3 +157,81 @@ fn http1_responses_advertise_http3() {
     assert!(text.contains(&want), "{text}");
     server.shutdown_now();
 }
+
+/// Drain over HTTP/3: a connection that made a request sees GOAWAY on the server's control
+/// stream when the server begins to drain (RFC 9114 §5.2), naming the first request stream
+/// not processed (4: stream 0 was served). The client side is quinn with this crate's
+/// sans-I/O `http3::conn::Conn` in the client role.
+#[test]
+fn drain_sends_goaway() {
+    use peregrine::http3::conn::{Config as H3Config, Conn, Event, MessageEvent, RequestPseudo};
+    use peregrine::http3::{Role, StreamId};
+
+    let cert = support::tls::self_signed(&["localhost"]);
+    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
+    let config = peregrine::server::Config {
+        drain_grace: std::time::Duration::from_millis(300),
+        ..Default::default()
+    };
+    let server = Server::bind("127.0.0.1:0")
+        .tls(tls)
+        .http3(true)
+        .workers(1)
+        .config(config)
+        .spawn(|_req: Request| async { "served" })
+        .unwrap();
+    let addr = server.local_addr();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let tls = support::tls::client_config(&[&cert], &[b"h3"]);
+        let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
+        let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+        endpoint.set_default_client_config(quinn::ClientConfig::new(std::sync::Arc::new(crypto)));
+        let quic = endpoint.connect(addr, "localhost").unwrap().await.unwrap();
+        let mut conn = Conn::new(Role::Client, H3Config::default());
+        let mut control = quic.open_uni().await.unwrap();
+        // The server's control stream: the first it opened (then its QPACK streams).
+        let mut peer_control = quic.accept_uni().await.unwrap();
+        let mut bytes = Vec::new();
+        conn.poll_control(&mut bytes);
+        control.write_all(&bytes).await.unwrap();
+        // One request, read to its end.
+        let (mut send, mut recv) = quic.open_bi().await.unwrap();
+        let mut req = Vec::new();
+        let pseudo =
+            RequestPseudo { method: b"GET", scheme: b"https", authority: b"localhost", path: b"/" };
+        conn.encode_request(StreamId::new(0), pseudo, [], &mut req);
+        send.write_all(&req).await.unwrap();
+        send.finish().unwrap();
+        let response = recv.read_to_end(1 << 20).await.unwrap();
+        let mut msg = conn.message(StreamId::new(0));
+        let mut at = 0;
+        let mut body = Vec::new();
+        loop {
+            let (n, event) = conn.recv_message(&mut msg, &response[at..], true).unwrap();
+            match event {
+                Some(MessageEvent::Head) => assert_eq!(conn.section().status(), Some(200)),
+                Some(MessageEvent::Data(r)) => body.extend_from_slice(&response[at..][r]),
+                Some(MessageEvent::End) => break,
+                other => panic!("{other:?}"),
+            }
+            at += n;
+        }
+        assert_eq!(body, b"served");
+        // The drain: the server's control stream (the first uni stream it opened) says GOAWAY.
+        server.shutdown();
+        let goaway = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            let id = StreamId::new(peer_control.id().index() * 4 + 3);
+            while let Some(chunk) = peer_control.read_chunk(4096, true).await.unwrap() {
+                conn.recv_uni(id, &chunk.bytes, false).unwrap();
+                while let Some(e) = conn.poll_event() {
+                    if let Event::GoAway(id) = e {
+                        return id;
+                    }
+                }
+            }
+            panic!("control stream ended");
+        });
+        assert_eq!(goaway.await.expect("GOAWAY within 5 s"), 4);
+    });
+}

@@ -163,16 +163,24 @@ async fn serve<H: Handler>(
             recv,
         ));
     }
-    // Drain: the streams under way end, then the connection closes with H3_NO_ERROR.
-    while shared.live.get() > 0 {
-        let idle = shared.idle.notified();
-        if shared.live.get() == 0 {
-            break;
+    // Drain: the streams under way end; the connection stays open (GOAWAY delivered, the
+    // client moving elsewhere) until the client closes it or the worker stops accepting,
+    // then closes with H3_NO_ERROR.
+    let streams_done = async {
+        while shared.live.get() > 0 {
+            let mut idle = pin!(shared.idle.notified());
+            idle.as_mut().enable();
+            if shared.live.get() == 0 {
+                break;
+            }
+            idle.await;
         }
-        let _ = tokio::time::timeout(worker.config.shutdown_timeout, idle).await;
-        if worker.stopping() && shared.live.get() > 0 {
-            break;
-        }
+        worker.stopped().await;
+    };
+    tokio::select! {
+        () = streams_done => {}
+        _ = quic.closed() => {}
+        () = tokio::time::sleep(worker.config.drain_grace + worker.config.shutdown_timeout) => {}
     }
     close(&quic, Code::H3_NO_ERROR, "");
     drop(admitted);
