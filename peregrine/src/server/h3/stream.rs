@@ -411,9 +411,9 @@ async fn respond(
                 out.clear();
                 Conn::encode_data_head(chunk.len(), &mut out);
                 sent += chunk.len() as u64;
-                let mut parts = [Bytes::copy_from_slice(&out), chunk];
-                let w = send.write_all_chunks(&mut parts);
-                tokio::time::timeout(timeout, w).await.ok()?.ok()?;
+                // The frame header copied, the payload handed over as it is (no copy).
+                tokio::time::timeout(timeout, send.write_all(&out)).await.ok()?.ok()?;
+                tokio::time::timeout(timeout, send.write_chunk(chunk)).await.ok()?.ok()?;
             }
             if let Some(trailers) = body.take_trailers() {
                 out.clear();
