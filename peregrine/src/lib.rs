@@ -1,9 +1,10 @@
 //! # peregrine
 //!
 //! A fast, strict HTTP server, router and client: HTTP/1.1 and HTTP/2 (h2 over TLS by ALPN,
-//! h2c by prior knowledge or `Upgrade`), plain or HTTPS.
+//! h2c by prior knowledge or `Upgrade`), plain or HTTPS; and HTTP/3 over QUIC (quinn, feature
+//! `http3`) beside HTTPS with `Server::http3`.
 //!
-//! The wire formats ([`http1`], [`http2`], [`ws`], [`router`]) are sans-I/O: plain values and
+//! The wire formats ([`http1`], [`http2`], [`http3`], [`ws`], [`router`]) are sans-I/O: plain values and
 //! state machines over byte slices, fuzzable and testable without sockets. Only the drivers,
 //! `server` and [`client`], touch sockets, and every socket call of theirs is in one private
 //! module. [`ws`] is the WebSocket layer (RFC 6455, permessage-deflate): the opening
