@@ -63,28 +63,11 @@ impl Transport {
         pos: &mut usize,
         stall: &mut WriteStall,
     ) -> Poll<io::Result<()>> {
-        while *pos < data.len() {
-            match self.try_write(&data[*pos..]) {
-                Ok(0) => return Poll::Ready(Err(write_zero())),
-                Ok(n) => {
-                    *pos += n;
-                    stall.progressed();
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    match self.poll_write_ready(cx) {
-                        Poll::Ready(Ok(())) => continue,
-                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                        Poll::Pending => {
-                            stall.stalled();
-                            return Poll::Pending;
-                        }
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
-        self.poll_flush_held(cx, stall)
+        // One piece: `poll_write_buf`'s loop, with a plain write each time.
+        let mut rest = data.get(*pos..).unwrap_or_default();
+        let polled = self.poll_write_buf(cx, &mut rest, stall);
+        *pos = data.len() - rest.len();
+        polled
     }
 
     /// Writes all of `buf`, advancing it, then sends what the transport holds (TLS records):
