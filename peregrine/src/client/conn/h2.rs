@@ -123,6 +123,33 @@ pub(super) fn check_request(
     Ok(lowercase)
 }
 
+/// A checked request's fields with their names in lower case (RFC 9113 §8.2.1, RFC 9114
+/// §4.2), copied into `scratch` only when [`check_request`] said one needs it.
+pub(super) fn lowercase_names<'a>(
+    fields: &'a [(&'a str, &'a [u8])],
+    lowercase: bool,
+    scratch: &'a mut Vec<u8>,
+) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+    if lowercase {
+        scratch.clear();
+        for (name, _) in fields {
+            scratch.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
+        }
+    }
+    let scratch: &'a [u8] = scratch;
+    let mut at = 0;
+    fields.iter().map(move |&(name, value)| {
+        let n = if lowercase {
+            let s = scratch.get(at..at + name.len()).unwrap_or_default();
+            at += name.len();
+            s
+        } else {
+            name.as_bytes()
+        };
+        (n, value)
+    })
+}
+
 /// Whether a trailer field may be sent (RFC 9113 §8.1, §8.2.2; RFC 9114 §4.2): a lowercase
 /// token for a name, no control byte in the value, not connection-specific.
 pub(super) fn trailer_allowed(name: &str, value: &[u8]) -> bool {
@@ -327,12 +354,6 @@ impl H2 {
             return Err(Error::new(Kind::Request, "CONNECT is not supported"));
         }
         let lowercase = check_request(method, target, fields)?;
-        if lowercase {
-            self.scratch.clear();
-            for (name, _) in fields {
-                self.scratch.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
-            }
-        }
         let head = RequestHead {
             method,
             scheme: self.scheme,
@@ -347,18 +368,7 @@ impl H2 {
             n => n.map(Decimal::new),
         };
         let cl = digits.as_ref().map(Decimal::as_bytes);
-        let scratch = &self.scratch;
-        let mut at = 0;
-        let named = fields.iter().map(|&(name, value)| {
-            let n = if lowercase {
-                let s = scratch.get(at..at + name.len()).unwrap_or_default();
-                at += name.len();
-                s
-            } else {
-                name.as_bytes()
-            };
-            (n, value)
-        });
+        let named = lowercase_names(fields, lowercase, &mut self.scratch);
         let all = named.chain(cl.map(|d| (&b"content-length"[..], d)));
         self.conn.send_request(&head, all, length == Some(0)).map_err(send_error)
     }

@@ -16,7 +16,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::Ready;
 use super::event::RequestId;
-use super::h2::{anticipates_content, check_request};
+use super::h2::{anticipates_content, check_request, lowercase_names};
 use crate::Version;
 use crate::client::error::{Error, Kind};
 use crate::decimal::Decimal;
@@ -301,24 +301,7 @@ impl H3 {
             n => n.map(Decimal::new),
         };
         let cl = digits.as_ref().map(Decimal::as_bytes);
-        if lowercase {
-            self.scratch.clear();
-            for (name, _) in fields {
-                self.scratch.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
-            }
-        }
-        let scratch = &self.scratch;
-        let mut at = 0;
-        let named = fields.iter().map(|&(name, value)| {
-            let n = if lowercase {
-                let n = scratch.get(at..at + name.len()).unwrap_or_default();
-                at += name.len();
-                n
-            } else {
-                name.as_bytes()
-            };
-            (n, value)
-        });
+        let named = lowercase_names(fields, lowercase, &mut self.scratch);
         let all = named.chain(cl.map(|d| (&b"content-length"[..], d)));
         let pseudo = RequestPseudo {
             method,
