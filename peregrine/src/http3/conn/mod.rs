@@ -38,6 +38,12 @@
 //! - Request streams ([`RequestFrames`]): field sections up to the size given (stream
 //!   H3_EXCESSIVE_LOAD past it), DATA passed through unbuffered, empty DATA and unknown
 //!   frames within a count (connection H3_EXCESSIVE_LOAD past it).
+//! - Request streams the peer cancels (RESET_STREAM on its request or STOP_SENDING on our
+//!   response) before our response is complete: [`Conn::peer_cancelled`] spends
+//!   [`Config::rapid_reset`] (a token bucket: a burst, then a rate); past it,
+//!   H3_EXCESSIVE_LOAD. QUIC gives a cancelled stream's credit back at once, so the
+//!   concurrent-stream limit alone does not bound this work (HTTP/2's rapid reset,
+//!   CVE-2023-44487, in HTTP/3's clothes).
 //! - QPACK streams: the budgets of [`qpack`](super::qpack).
 
 mod message;
@@ -47,6 +53,8 @@ mod uni;
 pub use message::{Message, MessageEvent, RequestPseudo};
 pub use request::{Part, RequestFrames, Step};
 pub use uni::{Conn, Event, PeerSettings};
+
+use crate::http2::Rate;
 
 /// The largest SETTINGS payload parsed: [`DEFAULT_MAX_ENTRIES`] entries of two 8-octet
 /// integers.
@@ -70,6 +78,10 @@ pub struct Config {
     pub max_ignored_frames: u32,
     /// Unknown unidirectional streams allowed. Default 100.
     pub max_unknown_streams: u32,
+    /// Request streams the peer may cancel before our response is complete (a server's
+    /// budget; see the module's budgets). Default a burst of 200, then 100 per second, as
+    /// HTTP/2's [`Limits::rapid_reset`](crate::http2::Limits::rapid_reset).
+    pub rapid_reset: Rate,
 }
 
 impl Default for Config {
@@ -81,6 +93,7 @@ impl Default for Config {
             max_field_section_size: 64 * 1024,
             max_ignored_frames: 1000,
             max_unknown_streams: 100,
+            rapid_reset: Rate { burst: 200, per_second: 100 },
         }
     }
 }

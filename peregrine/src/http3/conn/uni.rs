@@ -2,8 +2,10 @@
 //! §4.2).
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use super::{Config, MAX_SETTINGS_LEN};
+use crate::http2::budget::Bucket;
 use crate::http2::conn::FieldSection;
 use crate::http3::error::{Code, Error};
 use crate::http3::frame::settings::{self, SettingId, Settings};
@@ -101,6 +103,8 @@ pub struct Conn {
     goaway: Option<u64>,
     ignored: u32,
     unknown_streams: u32,
+    /// Request streams the peer cancelled (see [`Conn::peer_cancelled`]).
+    cancelled: Bucket,
     events: VecDeque<Event>,
     control_out: Vec<u8>,
     encoder_started: bool,
@@ -138,6 +142,7 @@ impl Conn {
             goaway: None,
             ignored: 0,
             unknown_streams: 0,
+            cancelled: Bucket::new(config.rapid_reset),
             events: VecDeque::new(),
             control_out,
             encoder_started: false,
@@ -185,6 +190,21 @@ impl Conn {
             varint::encode(StreamType::DECODER.0, dst);
         }
         self.decoder.poll_decoder_stream(dst);
+    }
+
+    /// The peer cancelled a request stream at `now` before our response on it was complete:
+    /// RESET_STREAM on the request or STOP_SENDING on the response (RFC 9114 §4.1.1). Each
+    /// cost us a stream's setup and the start of a handler, and QUIC hands the stream's
+    /// credit back at once, so a budget bounds them ([`Config::rapid_reset`]).
+    ///
+    /// # Errors
+    /// H3_EXCESSIVE_LOAD once the budget is spent (§10.5: "An endpoint MAY treat activity
+    /// that is suspicious as a connection error of type H3_EXCESSIVE_LOAD").
+    pub fn peer_cancelled(&mut self, now: Instant) -> Result<(), Error> {
+        if self.cancelled.take(now) {
+            return Ok(());
+        }
+        Err(Error::connection(Code::H3_EXCESSIVE_LOAD, "rapid reset budget spent"))
     }
 
     /// Queues GOAWAY on our control stream (RFC 9114 §5.2): from a server, the first

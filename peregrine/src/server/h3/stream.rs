@@ -31,7 +31,10 @@ const READ_CHUNK: usize = 64 * 1024;
 enum Stop {
     /// The stream failed with this error (stream: reset it; connection: close).
     Error(Error),
-    /// The peer went away, or the stream was reset: nothing to answer.
+    /// The peer cancelled the request (RESET_STREAM on it, RFC 9114 §4.1.1): nothing to
+    /// answer, and the rapid-reset budget pays for it.
+    Cancelled,
+    /// The peer went away: nothing to answer.
     Gone,
 }
 
@@ -98,24 +101,52 @@ pub(super) async fn serve<H: Handler>(
             None => run_handler(&service, request).await,
         }
     };
+    // STOP_SENDING on the response while the handler runs: the request is cancelled (RFC
+    // 9114 §4.1.1), and the handler is dropped as over HTTP/2 (quinn answers with
+    // RESET_STREAM, RFC 9000 §3.5).
+    let mut stopped = pin!(peer_stopped(send.stopped()));
     let response = match pump {
-        None => handler.await,
+        None => {
+            tokio::select! {
+                response = handler => response,
+                () = &mut stopped => {
+                    cancelled(&shared, &mut msg);
+                    return finish(&shared);
+                }
+            }
+        }
         Some((tx, rest)) => {
             let mut handler = pin!(handler);
             let limit = worker.config.max_body_bytes;
-            let mut pumping = pin!(pump_body(&shared, &mut msg, &mut recv, tx, rest, limit));
-            let mut pumped = false;
-            loop {
-                tokio::select! {
-                    response = &mut handler => break response,
-                    stop = &mut pumping, if !pumped => {
-                        pumped = true;
-                        if let Err(Stop::Error(e)) = stop {
-                            // A malformed body: the stream is reset, the handler dropped.
-                            reset(&shared, e, &mut send);
-                            return finish(&shared);
+            let ended = {
+                let mut pumping = pin!(pump_body(&shared, &mut msg, &mut recv, tx, rest, limit));
+                let mut pumped = false;
+                loop {
+                    tokio::select! {
+                        response = &mut handler => break Ok(response),
+                        () = &mut stopped => break Err(Stop::Cancelled),
+                        stop = &mut pumping, if !pumped => {
+                            pumped = true;
+                            match stop {
+                                // A malformed body, or one that will never end: the handler
+                                // is dropped.
+                                Err(e @ (Stop::Error(_) | Stop::Cancelled)) => break Err(e),
+                                Ok(()) | Err(Stop::Gone) => {}
+                            }
                         }
                     }
+                }
+            };
+            match ended {
+                Ok(response) => response,
+                Err(Stop::Error(e)) => {
+                    reset(&shared, e, &mut send);
+                    return finish(&shared);
+                }
+                Err(_) => {
+                    cancelled(&shared, &mut msg);
+                    let _ = send.reset(varint(Code::H3_REQUEST_CANCELLED));
+                    return finish(&shared);
                 }
             }
         }
@@ -133,7 +164,14 @@ pub(super) async fn serve<H: Handler>(
     if let Some(state) = &mut log {
         state.responded(status);
     }
-    let sent = respond(&shared, &worker, id, response, is_head, &mut send).await;
+    let sent = match respond(&shared, &worker, id, response, is_head, &mut send).await {
+        Ok(sent) => Some(sent),
+        Err(Unsent::Stopped) => {
+            cancelled(&shared, &mut msg);
+            None
+        }
+        Err(Unsent::Failed) => None,
+    };
     if let (Some(state), Some(access)) = (&mut log, &worker.access_log) {
         state.bytes = sent.unwrap_or(0);
         state.emit(access, shared.quic.remote_address());
@@ -168,14 +206,49 @@ fn fail(
     send: &mut quinn::SendStream,
     recv: &mut quinn::RecvStream,
 ) {
-    shared.conn.borrow_mut().cancel_message(msg);
-    shared.out.notify_one();
-    if let Stop::Error(e) = stop {
-        if let Error::Stream { code, .. } = e {
-            let _ = recv.stop(varint(code));
+    match stop {
+        Stop::Error(e) => {
+            shared.conn.borrow_mut().cancel_message(msg);
+            shared.out.notify_one();
+            if let Error::Stream { code, .. } = e {
+                let _ = recv.stop(varint(code));
+            }
+            reset(shared, e, send);
         }
-        reset(shared, e, send);
+        Stop::Cancelled => {
+            cancelled(shared, msg);
+            let _ = send.reset(varint(Code::H3_REQUEST_CANCELLED));
+        }
+        Stop::Gone => {
+            shared.conn.borrow_mut().cancel_message(msg);
+            shared.out.notify_one();
+        }
     }
+}
+
+/// The peer cancelled the request before our response was complete: the message is
+/// forgotten, and the rapid-reset budget pays; spent, the connection closes.
+fn cancelled(shared: &Shared, msg: &mut Message) {
+    let r = {
+        let mut conn = shared.conn.borrow_mut();
+        conn.cancel_message(msg);
+        conn.peer_cancelled(std::time::Instant::now())
+    };
+    shared.out.notify_one();
+    if let Err(e) = r {
+        shared.fail(e);
+    }
+}
+
+/// Completes when the peer asks us to stop sending the response (STOP_SENDING); never when
+/// the stream ends otherwise or the connection goes (nothing to cancel then).
+async fn peer_stopped(
+    stopped: impl Future<Output = Result<Option<quinn::VarInt>, quinn::StoppedError>>,
+) {
+    if let Ok(Some(_)) = stopped.await {
+        return;
+    }
+    std::future::pending().await
 }
 
 /// The next piece of the stream: bytes, and whether the stream ended after them.
@@ -183,6 +256,7 @@ async fn next_chunk(recv: &mut quinn::RecvStream) -> Result<(Bytes, bool), Stop>
     match recv.read_chunk(READ_CHUNK, true).await {
         Ok(Some(chunk)) => Ok((chunk.bytes, false)),
         Ok(None) => Ok((Bytes::new(), true)),
+        Err(quinn::ReadError::Reset(_)) => Err(Stop::Cancelled),
         Err(_) => Err(Stop::Gone),
     }
 }
@@ -364,6 +438,23 @@ async fn run_handler<H: Handler>(service: &Service<H>, request: Request) -> crat
     out.unwrap_or_else(|_| internal_error())
 }
 
+/// Why a response was not sent whole.
+enum Unsent {
+    /// The peer asked us to stop (STOP_SENDING): it cancelled the request.
+    Stopped,
+    /// A write timed out, the body failed, or the connection went.
+    Failed,
+}
+
+impl From<quinn::WriteError> for Unsent {
+    fn from(e: quinn::WriteError) -> Unsent {
+        match e {
+            quinn::WriteError::Stopped(_) => Unsent::Stopped,
+            _ => Unsent::Failed,
+        }
+    }
+}
+
 /// Writes `response` on the stream: HEADERS, DATA, trailers. Returns the body octets sent.
 async fn respond(
     shared: &Shared,
@@ -372,7 +463,7 @@ async fn respond(
     mut response: crate::Response,
     is_head: bool,
     send: &mut quinn::SendStream,
-) -> Option<u64> {
+) -> Result<u64, Unsent> {
     let mut status = response.status().as_u16();
     // §4.5 / RFC 9110 §15: a final status is 200..=599 (101 does not exist in HTTP/3).
     if !(200..=599).contains(&status) {
@@ -400,11 +491,11 @@ async fn respond(
     let timeout = worker.config.write_timeout;
     // Each write must make progress within the write timeout (a client that stops reading).
     let write = async {
-        tokio::time::timeout(timeout, send.write_all(&out)).await.ok()?.ok()?;
+        within(timeout, send.write_all(&out)).await?;
         let mut sent = 0u64;
         if send_body {
             while let Some(chunk) = poll_fn(|cx| body.poll_chunk(cx)).await {
-                let chunk = chunk.ok()?;
+                let chunk = chunk.map_err(|_| Unsent::Failed)?;
                 if chunk.is_empty() {
                     continue;
                 }
@@ -412,8 +503,8 @@ async fn respond(
                 Conn::encode_data_head(chunk.len(), &mut out);
                 sent += chunk.len() as u64;
                 // The frame header copied, the payload handed over as it is (no copy).
-                tokio::time::timeout(timeout, send.write_all(&out)).await.ok()?.ok()?;
-                tokio::time::timeout(timeout, send.write_chunk(chunk)).await.ok()?.ok()?;
+                within(timeout, send.write_all(&out)).await?;
+                within(timeout, send.write_chunk(chunk)).await?;
             }
             if let Some(trailers) = body.take_trailers() {
                 out.clear();
@@ -423,17 +514,26 @@ async fn respond(
                     .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()));
                 shared.conn.borrow_mut().encode_trailers(id, fields, &mut out);
                 shared.out.notify_one();
-                tokio::time::timeout(timeout, send.write_all(&out)).await.ok()?.ok()?;
+                within(timeout, send.write_all(&out)).await?;
             }
         }
-        send.finish().ok()?;
-        Some(sent)
+        send.finish().map_err(|_| Unsent::Failed)?;
+        Ok(sent)
     };
-    match write.await {
-        Some(sent) => Some(sent),
-        None => {
-            let _ = send.reset(varint(Code::H3_INTERNAL_ERROR));
-            None
-        }
+    let r = write.await;
+    if let Err(Unsent::Failed) = r {
+        let _ = send.reset(varint(Code::H3_INTERNAL_ERROR));
+    }
+    r
+}
+
+/// One write, which must complete within `timeout`.
+async fn within(
+    timeout: std::time::Duration,
+    write: impl Future<Output = Result<(), quinn::WriteError>>,
+) -> Result<(), Unsent> {
+    match tokio::time::timeout(timeout, write).await {
+        Ok(r) => Ok(r?),
+        Err(_) => Err(Unsent::Failed),
     }
 }

@@ -283,6 +283,44 @@ fn unknown_streams_have_a_budget() {
     assert_eq!(e.code(), Code::H3_EXCESSIVE_LOAD);
 }
 
+/// Cancelled requests: a burst, then the rate; a budget spent is H3_EXCESSIVE_LOAD, and time
+/// earns the peer its allowance back.
+#[test]
+fn cancelled_requests_have_a_budget() {
+    use std::time::{Duration, Instant};
+
+    use crate::http2::Rate;
+    let t0 = Instant::now();
+    let ms = Duration::from_millis;
+    struct Row {
+        why: &'static str,
+        /// Cancels at each offset from `t0`, in order.
+        at: &'static [u64],
+        /// How many are allowed before the error (all when `None`).
+        fails_at: Option<usize>,
+    }
+    let rows = [
+        Row { why: "the burst at once", at: &[0, 0, 0, 0], fails_at: None },
+        Row { why: "one past the burst at once", at: &[0, 0, 0, 0, 0], fails_at: Some(4) },
+        Row {
+            why: "the rate refills (10/s: one per 100 ms)",
+            at: &[0, 0, 0, 0, 100, 200],
+            fails_at: None,
+        },
+        Row { why: "faster than the rate", at: &[0, 0, 0, 0, 100, 150], fails_at: Some(5) },
+    ];
+    for row in &rows {
+        let config = Config { rapid_reset: Rate { burst: 4, per_second: 10 }, ..Config::default() };
+        let mut conn = Conn::new(Role::Server, config);
+        let failed = row.at.iter().position(|&t| conn.peer_cancelled(t0 + ms(t)).is_err());
+        assert_eq!(failed, row.fails_at, "{}", row.why);
+        if failed.is_some() {
+            let e = conn.peer_cancelled(t0 + ms(*row.at.last().unwrap())).unwrap_err();
+            assert!(e.is_connection() && e.code() == Code::H3_EXCESSIVE_LOAD, "{}", row.why);
+        }
+    }
+}
+
 #[test]
 fn our_streams_open_with_their_types_and_settings() {
     let mut conn = Conn::new(Role::Client, Config::default());

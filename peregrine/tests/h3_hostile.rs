@@ -1,0 +1,216 @@
+//! The HTTP/3 server against hostile clients over real loopback UDP: quinn as the client's
+//! QUIC, this crate's sans-I/O `http3::conn::Conn` in the client role to frame requests.
+//!
+//! | Behaviour | Test | Reaction |
+//! |---|---|---|
+//! | requests cancelled as soon as sent (rapid reset, CVE-2023-44487 over QUIC) | `a_rapid_reset_flood_closes_the_connection` | H3_EXCESSIVE_LOAD past the budget (burst 200, 100/s) |
+//! | a few requests cancelled now and then | `a_few_cancelled_requests_are_not_punished` | none: the connection serves on |
+//! | a cancelled request's handler | `a_cancelled_request_drops_its_handler` | dropped, as over HTTP/2 |
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use peregrine::http3::conn::{Config as H3Config, Conn, MessageEvent, RequestPseudo};
+use peregrine::http3::{Code, Role, StreamId};
+use peregrine::server::{Server, ServerHandle, TlsConfig};
+use peregrine::{Request, Response};
+
+/// Handlers started and handlers that ran to their end (a dropped one never does).
+#[derive(Default)]
+struct Counts {
+    started: AtomicUsize,
+    finished: AtomicUsize,
+}
+
+/// A server with `/small` and `/slow` (a handler that waits 2 s before answering).
+fn start(counts: Arc<Counts>) -> (ServerHandle, support::tls::TestCert) {
+    let cert = support::tls::self_signed(&["localhost"]);
+    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
+    let server = Server::bind("127.0.0.1:0")
+        .tls(tls)
+        .http3(true)
+        .workers(1)
+        .spawn(move |req: Request| {
+            let counts = counts.clone();
+            async move {
+                if req.path() == "/slow" {
+                    counts.started.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                    counts.finished.fetch_add(1, Ordering::SeqCst);
+                }
+                Response::new("served")
+            }
+        })
+        .unwrap();
+    (server, cert)
+}
+
+/// A QUIC connection to `server` with our control stream open, and the HTTP/3 state.
+async fn connect(
+    server: &ServerHandle,
+    cert: &support::tls::TestCert,
+) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
+    let tls = support::tls::client_config(&[cert], &[b"h3"]);
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
+    let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+    endpoint.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    let quic = endpoint.connect(server.local_addr(), "localhost").unwrap().await.unwrap();
+    // No dynamic table for the server's encoder: responses decode without reading its
+    // encoder stream.
+    let config =
+        H3Config { qpack_max_table_capacity: 0, qpack_blocked_streams: 0, ..H3Config::default() };
+    let mut conn = Conn::new(Role::Client, config);
+    let mut control = quic.open_uni().await.unwrap();
+    let mut bytes = Vec::new();
+    conn.poll_control(&mut bytes);
+    control.write_all(&bytes).await.unwrap();
+    (endpoint, quic, control, conn)
+}
+
+/// A GET for `path` on a new request stream, the stream's send side finished.
+async fn send_get(
+    quic: &quinn::Connection,
+    conn: &mut Conn,
+    path: &str,
+) -> Result<(quinn::SendStream, quinn::RecvStream), quinn::ConnectionError> {
+    let (mut send, recv) = quic.open_bi().await?;
+    let id = StreamId::new(send.id().index() * 4);
+    let mut req = Vec::new();
+    let pseudo = RequestPseudo {
+        method: b"GET",
+        scheme: b"https",
+        authority: b"localhost",
+        path: path.as_bytes(),
+    };
+    conn.encode_request(id, pseudo, [], &mut req);
+    // A write may fail once the connection closes under the flood.
+    let _ = send.write_all(&req).await;
+    let _ = send.finish();
+    Ok((send, recv))
+}
+
+/// Cancels a request as a client does (RFC 9114 §4.1.1): RESET_STREAM on the request and
+/// STOP_SENDING on the response, both H3_REQUEST_CANCELLED.
+fn cancel(send: &mut quinn::SendStream, recv: &mut quinn::RecvStream) {
+    let code = quinn::VarInt::from_u64(u64::from(Code::H3_REQUEST_CANCELLED)).unwrap();
+    let _ = send.reset(code);
+    let _ = recv.stop(code);
+}
+
+/// Reads a response to its end and returns its status and body.
+async fn response(conn: &mut Conn, id: StreamId, recv: &mut quinn::RecvStream) -> (u16, Vec<u8>) {
+    let bytes = recv.read_to_end(1 << 20).await.unwrap();
+    let mut msg = conn.message(id);
+    let (mut at, mut status, mut body) = (0, 0, Vec::new());
+    loop {
+        let (n, event) = conn.recv_message(&mut msg, &bytes[at..], true).unwrap();
+        match event {
+            Some(MessageEvent::Head) => status = conn.section().status().unwrap(),
+            Some(MessageEvent::Data(r)) => body.extend_from_slice(&bytes[at..][r]),
+            Some(MessageEvent::End) => return (status, body),
+            other => panic!("{other:?}"),
+        }
+        at += n;
+    }
+}
+
+/// Requests cancelled as soon as they are sent, as fast as the client can: each cancel gives
+/// the stream's credit back at once, so without a budget this would cost the server a
+/// handler's start per round trip forever. The connection is closed with H3_EXCESSIVE_LOAD
+/// once the budget (a burst of 200) is spent, and every handler started was dropped.
+#[test]
+fn a_rapid_reset_flood_closes_the_connection() {
+    let counts = Arc::new(Counts::default());
+    let (server, cert) = start(counts.clone());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
+        let flood = async {
+            let mut sent = 0usize;
+            while let Ok((mut send, mut recv)) = send_get(&quic, &mut conn, "/slow").await {
+                cancel(&mut send, &mut recv);
+                sent += 1;
+                assert!(sent < 100_000, "the flood was never stopped");
+                // Let the packets go out now and then (a real flood paces on the network).
+                if sent % 16 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            sent
+        };
+        let sent = tokio::time::timeout(Duration::from_secs(20), flood)
+            .await
+            .expect("the connection closed within 20 s");
+        let reason = quic.close_reason().expect("closed");
+        let quinn::ConnectionError::ApplicationClosed(close) = reason else {
+            panic!("closed by {reason:?}, not by the server's HTTP/3 layer");
+        };
+        assert_eq!(u64::from(close.error_code), u64::from(Code::H3_EXCESSIVE_LOAD));
+        // The budget's burst (200) and its refill over the flood, plus the streams in flight
+        // when it closed (at most the concurrent-stream limit).
+        assert!(sent > 200, "closed after {sent} requests: before the budget was spent");
+    });
+    // No handler of a cancelled request ran to its end (most never start: the cancel arrives
+    // with the head).
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(counts.finished.load(Ordering::SeqCst), 0, "a cancelled handler ran on");
+    server.shutdown();
+}
+
+/// A client that cancels a few requests (a user navigating away) keeps its connection: the
+/// next request on it is served.
+#[test]
+fn a_few_cancelled_requests_are_not_punished() {
+    let (server, cert) = start(Arc::new(Counts::default()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
+        for _ in 0..50 {
+            let (mut send, mut recv) = send_get(&quic, &mut conn, "/slow").await.unwrap();
+            cancel(&mut send, &mut recv);
+        }
+        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
+        let id = StreamId::new(send.id().index() * 4);
+        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
+            .await
+            .expect("answered within 10 s");
+        assert_eq!(got, (200, b"served".to_vec()));
+        assert!(quic.close_reason().is_none(), "closed: {:?}", quic.close_reason());
+    });
+    server.shutdown();
+}
+
+/// A request cancelled while its handler runs (STOP_SENDING on the response): the handler is
+/// dropped rather than run to its end for nobody, as over HTTP/2.
+#[test]
+fn a_cancelled_request_drops_its_handler() {
+    let counts = Arc::new(Counts::default());
+    let (server, cert) = start(counts.clone());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
+        let (_send, mut recv) = send_get(&quic, &mut conn, "/slow").await.unwrap();
+        // The handler is running (it waits 2 s) before the client gives up.
+        let begun = async {
+            while counts.started.load(Ordering::SeqCst) == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), begun).await.expect("handler started");
+        let code = quinn::VarInt::from_u64(u64::from(Code::H3_REQUEST_CANCELLED)).unwrap();
+        recv.stop(code).unwrap();
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert_eq!(counts.finished.load(Ordering::SeqCst), 0, "the handler ran on");
+        // The connection serves on.
+        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
+        let id = StreamId::new(send.id().index() * 4);
+        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
+            .await
+            .expect("answered within 10 s");
+        assert_eq!(got, (200, b"served".to_vec()));
+    });
+    server.shutdown();
+}
