@@ -6,6 +6,7 @@
 //! | requests cancelled as soon as sent (rapid reset, CVE-2023-44487 over QUIC) | `a_rapid_reset_flood_closes_the_connection` | H3_EXCESSIVE_LOAD past the budget (burst 200, 100/s) |
 //! | a few requests cancelled now and then | `a_few_cancelled_requests_are_not_punished` | none: the connection serves on |
 //! | a cancelled request's handler | `a_cancelled_request_drops_its_handler` | dropped, as over HTTP/2 |
+//! | a client that never reads its response (no stream credit) | `a_response_never_read_is_reset_after_the_write_timeout` | stream H3_INTERNAL_ERROR after `write_timeout`; the connection serves on |
 
 mod support;
 
@@ -25,23 +26,35 @@ struct Counts {
     finished: AtomicUsize,
 }
 
-/// A server with `/small` and `/slow` (a handler that waits 2 s before answering).
+/// A server with `/small`, `/slow` (a handler that waits 2 s before answering) and `/large`
+/// (8 MiB), whose writes time out after 500 ms without progress.
 fn start(counts: Arc<Counts>) -> (ServerHandle, support::tls::TestCert) {
     let cert = support::tls::self_signed(&["localhost"]);
     let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
+    let config = peregrine::server::Config {
+        write_timeout: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let large = bytes::Bytes::from(vec![b'x'; 8 << 20]);
     let server = Server::bind("127.0.0.1:0")
         .tls(tls)
         .http3(true)
         .workers(1)
+        .config(config)
         .spawn(move |req: Request| {
             let counts = counts.clone();
+            let large = large.clone();
             async move {
-                if req.path() == "/slow" {
-                    counts.started.fetch_add(1, Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_secs(2)).await;
-                    counts.finished.fetch_add(1, Ordering::SeqCst);
+                match req.path() {
+                    "/slow" => {
+                        counts.started.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                        counts.finished.fetch_add(1, Ordering::SeqCst);
+                        Response::new("served")
+                    }
+                    "/large" => Response::new(large),
+                    _ => Response::new("served"),
                 }
-                Response::new("served")
             }
         })
         .unwrap();
@@ -56,7 +69,13 @@ async fn connect(
     let tls = support::tls::client_config(&[cert], &[b"h3"]);
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
     let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
-    endpoint.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    // Small receive windows: a response the client does not read stalls the server soon.
+    let mut transport = quinn::TransportConfig::default();
+    transport.stream_receive_window(quinn::VarInt::from_u32(64 * 1024));
+    transport.receive_window(quinn::VarInt::from_u32(256 * 1024));
+    let mut client = quinn::ClientConfig::new(Arc::new(crypto));
+    client.transport_config(Arc::new(transport));
+    endpoint.set_default_client_config(client);
     let quic = endpoint.connect(server.local_addr(), "localhost").unwrap().await.unwrap();
     // No dynamic table for the server's encoder: responses decode without reading its
     // encoder stream.
@@ -211,6 +230,40 @@ fn a_cancelled_request_drops_its_handler() {
             .await
             .expect("answered within 10 s");
         assert_eq!(got, (200, b"served".to_vec()));
+    });
+    server.shutdown();
+}
+
+/// A client that asks for 8 MiB and never reads: QUIC flow control stops the server after the
+/// client's window (64 KiB), its buffered output stays bounded, and after `write_timeout`
+/// (500 ms here) without progress the response is reset (H3_INTERNAL_ERROR) and its memory
+/// freed; the connection goes on serving the client's other requests.
+#[test]
+fn a_response_never_read_is_reset_after_the_write_timeout() {
+    let (server, cert) = start(Arc::new(Counts::default()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
+        let (_send, mut stalled) = send_get(&quic, &mut conn, "/large").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Another request on the same connection is served meanwhile.
+        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
+        let id = StreamId::new(send.id().index() * 4);
+        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
+            .await
+            .expect("answered within 10 s");
+        assert_eq!(got, (200, b"served".to_vec()));
+        // The stalled response: what fitted the window, then the reset.
+        let read = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(16 << 20))
+            .await
+            .expect("the stalled stream ended within 10 s");
+        match read {
+            Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code))) => {
+                assert_eq!(u64::from(code), u64::from(Code::H3_INTERNAL_ERROR));
+            }
+            Ok(body) => panic!("the whole response came ({} octets): nothing stalled", body.len()),
+            Err(e) => panic!("{e}"),
+        }
     });
     server.shutdown();
 }
