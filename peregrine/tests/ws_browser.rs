@@ -13,12 +13,12 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use support::browser;
+
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use peregrine::server::{Config, TlsConfig};
 use peregrine::websocket::{CloseCode, Message, WebSocketUpgrade};
 use peregrine::{IntoResponse, Request, Response, Server, ServerHandle, Version};
@@ -114,72 +114,6 @@ fn serve(cert: &support::tls::TestCert, http2: bool, seen: &Shared) -> ServerHan
         .unwrap()
 }
 
-/// SHA-256 with the crypto provider the crate was built with (rustls's).
-fn sha256(data: &[u8]) -> Vec<u8> {
-    #[cfg(feature = "aws-lc-rs")]
-    let provider = rustls::crypto::aws_lc_rs::default_provider();
-    #[cfg(not(feature = "aws-lc-rs"))]
-    let provider = rustls::crypto::ring::default_provider();
-    let hash = provider
-        .cipher_suites
-        .iter()
-        .filter_map(|s| s.tls13())
-        .map(|s| s.common.hash_provider)
-        .find(|h| h.algorithm() == rustls::crypto::hash::HashAlgorithm::SHA256)
-        .expect("a SHA-256 suite");
-    hash.hash(data).as_ref().to_vec()
-}
-
-/// Chromium, if installed.
-fn chromium() -> Option<PathBuf> {
-    let ok = Command::new("chromium")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    ok.then(|| PathBuf::from("chromium"))
-}
-
-/// Headless Chromium on `url` with a fresh profile, trusting the key whose SPKI hashes to
-/// `spki` (base64 SHA-256). In its own process group, so that its helpers go with it.
-fn launch(chromium: &PathBuf, url: &str, spki: &str, profile: &std::path::Path) -> Child {
-    use std::os::unix::process::CommandExt;
-    Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-            "--host-resolver-rules=MAP localhost 127.0.0.1",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--ignore-certificate-errors-spki-list={spki}"))
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("start chromium")
-}
-
-/// Ends Chromium's process group (the browser and its helpers).
-fn stop(mut child: Child) {
-    let group = child.id() as i32;
-    // SAFETY: kill(2) on the process group this test started; no memory is involved.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
-    }
-    let _ = child.wait();
-}
-
 /// Waits until the server saw the page's verdict and its close, or 20 s.
 fn wait_for_reports(seen: &Shared) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -195,11 +129,9 @@ fn wait_for_reports(seen: &Shared) -> Vec<String> {
 }
 
 /// One run: Chromium on the server's page; what the server saw.
-fn run(chromium: &PathBuf, http2: bool) -> Seen {
+fn run(chromium: &Path, http2: bool) -> Seen {
     let cert = support::tls::self_signed(&["localhost"]);
-    let key = rcgen::KeyPair::from_pem(&cert.key_pem).unwrap();
-    let spki = base64::engine::general_purpose::STANDARD
-        .encode(sha256(&rcgen::PublicKeyData::subject_public_key_info(&key)));
+    let spki = browser::spki(&cert);
     let seen = Shared::default();
     let server = serve(&cert, http2, &seen);
     let url = format!("https://localhost:{}/", server.local_addr().port());
@@ -209,9 +141,9 @@ fn run(chromium: &PathBuf, http2: bool) -> Seen {
         if http2 { "h2" } else { "h1" }
     ));
     let _ = std::fs::remove_dir_all(&profile);
-    let browser = launch(chromium, &url, &spki, &profile);
+    let chromium = browser::launch(chromium, &url, &spki, &profile, &["--disable-quic"]);
     let reports = wait_for_reports(&seen);
-    stop(browser);
+    browser::stop(chromium);
     let _ = std::fs::remove_dir_all(&profile);
     server.shutdown();
     server.join().unwrap();
@@ -224,7 +156,7 @@ fn run(chromium: &PathBuf, http2: bool) -> Seen {
 /// extended CONNECT, and Chromium opens the WebSocket as a stream of it.
 #[test]
 fn chromium_over_http2_extended_connect() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = browser::chromium() else {
         println!("skipped: chromium is not installed");
         return;
     };
@@ -238,7 +170,7 @@ fn chromium_over_http2_extended_connect() {
 /// RFC 6455 in a browser: a server with HTTP/2 off, ALPN http/1.1, the `Upgrade` handshake.
 #[test]
 fn chromium_over_http1() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = browser::chromium() else {
         println!("skipped: chromium is not installed");
         return;
     };

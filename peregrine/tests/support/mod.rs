@@ -7,6 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod browser;
 pub mod h2frames;
 pub mod tls;
 
