@@ -6,6 +6,7 @@
 //! | requests cancelled as soon as sent (rapid reset, CVE-2023-44487 over QUIC) | `a_rapid_reset_flood_closes_the_connection` | H3_EXCESSIVE_LOAD past the budget (burst 200, 100/s) |
 //! | a few requests cancelled now and then | `a_few_cancelled_requests_are_not_punished` | none: the connection serves on |
 //! | a cancelled request's handler | `a_cancelled_request_drops_its_handler` | dropped, as over HTTP/2 |
+//! | a QPACK bomb: one large entry duplicated over and over on the encoder stream | `a_qpack_bomb_closes_the_connection` | H3_EXCESSIVE_LOAD (the table churn budget); other connections served |
 //! | a client that never reads its response (no stream credit) | `a_response_never_read_is_reset_after_the_write_timeout` | stream H3_INTERNAL_ERROR after `write_timeout`; the connection serves on |
 
 mod support;
@@ -264,6 +265,47 @@ fn a_response_never_read_is_reset_after_the_write_timeout() {
             Ok(body) => panic!("the whole response came ({} octets): nothing stalled", body.len()),
             Err(e) => panic!("{e}"),
         }
+    });
+    server.shutdown();
+}
+
+/// The QPACK bomb (RFC 9204 §7.1.2 warns of it): the client's encoder stream sets the table to
+/// 4 KiB, inserts a 3,000-octet entry and then duplicates it with one-octet instructions, each
+/// of which would copy 3,000 octets. The server's decoder earns insertion credit only per octet
+/// received, so the connection is closed with H3_EXCESSIVE_LOAD within the first few hundred
+/// octets of duplicates, while another connection is served as usual.
+#[test]
+fn a_qpack_bomb_closes_the_connection() {
+    let (server, cert) = start(Arc::new(Counts::default()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, _conn) = connect(&server, &cert).await;
+        let mut encoder = quic.open_uni().await.unwrap();
+        // Stream type 0x02 (encoder), Set Dynamic Table Capacity 4096 (§4.3.1: 001 + 5-bit
+        // prefix integer), Insert with Literal Name "x" (§4.3.3: 01, H=0, 5-bit length) and a
+        // 3,000-octet value (H=0, 7-bit prefix length).
+        let mut bomb = vec![0x02, 0x3f, 0xe1, 0x1f, 0x41, b'x', 0x7f, 0xb9, 0x16];
+        bomb.resize(bomb.len() + 3000, b'a');
+        // Then Duplicate of relative index 0 (§4.3.4: 000 + 5-bit prefix), 100,000 times: 300 MB
+        // of copying for 100 KB sent, were it not bounded.
+        bomb.resize(bomb.len() + 100_000, 0x00);
+        let _ = encoder.write_all(&bomb).await;
+        let closed = tokio::time::timeout(Duration::from_secs(10), quic.closed())
+            .await
+            .expect("closed within 10 s");
+        let quinn::ConnectionError::ApplicationClosed(close) = closed else {
+            panic!("closed by {closed:?}, not by the server's HTTP/3 layer");
+        };
+        assert_eq!(u64::from(close.error_code), u64::from(Code::H3_EXCESSIVE_LOAD), "{close:?}");
+        assert_eq!(&close.reason[..], b"qpack: table churn budget exceeded");
+        // Another client is served.
+        let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
+        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
+        let id = StreamId::new(send.id().index() * 4);
+        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
+            .await
+            .expect("answered within 10 s");
+        assert_eq!(got, (200, b"served".to_vec()));
     });
     server.shutdown();
 }
