@@ -14,6 +14,8 @@
 #
 # usage: bench/callgrind_h3.sh                 (N1=4000 N2=24000; SERVERS="peregrine h3quinn")
 #        OUT=dir bench/callgrind_h3.sh          (keep the dumps in dir)
+#        SYSCALLS=1 bench/callgrind_h3.sh       (also system calls per request, under strace;
+#                                                CALLGRIND=0 for those alone)
 # Everything runs on 127.0.0.1; every server is stopped by PID at exit.
 set -euo pipefail
 
@@ -35,7 +37,7 @@ trap cleanup EXIT INT TERM
 
 for bin in peregrine examples/h3_quinn_peer; do
     [ -x "$BIN/$bin" ] || {
-        echo "build first: cargo build --release -p peregrine-cli -p peregrine --example h3_quinn_peer" >&2
+        echo "build first: cargo build --release -p peregrine-cli && cargo build --release -p peregrine --example h3_quinn_peer" >&2
         exit 1
     }
 done
@@ -57,6 +59,7 @@ load() {
 }
 
 for s in $SERVERS; do
+    [ "${CALLGRIND:-1}" = 0 ] && break
     case $s in
         peregrine) cmd=("$BIN/peregrine" serve "$OUT/www" --addr "127.0.0.1:$PORT" --workers 1
             --quiet --drain-grace 0 --h3 --tls-cert "$OUT/cert.pem" --tls-key "$OUT/key.pem") ;;
@@ -94,4 +97,37 @@ for s in $SERVERS; do
     python3 "$ROOT/bench/callgrind_split.py" "$s" "${n[0]}" "$d1" "${n[1]}" "$d2"
     echo
 done
+if [ -n "${SYSCALLS:-}" ]; then
+    # The kernel's side, which callgrind does not see: system calls per request, each server
+    # under `strace -c -f` (not callgrind) for one run of N2 requests after a warm-up.
+    for s in $SERVERS; do
+        case $s in
+            peregrine) cmd=("$BIN/peregrine" serve "$OUT/www" --addr "127.0.0.1:$PORT" --workers 1
+                --quiet --drain-grace 0 --h3 --tls-cert "$OUT/cert.pem" --tls-key "$OUT/key.pem") ;;
+            h3quinn) cmd=("$BIN/examples/h3_quinn_peer" --addr "127.0.0.1:$PORT"
+                --tls-cert "$OUT/cert.pem" --tls-key "$OUT/key.pem" --dir "$OUT/www") ;;
+        esac
+        "${cmd[@]}" >"$OUT/$s.log" 2>&1 &
+        PID=$!
+        for _ in $(seq 50); do
+            timeout 5 "$BIN/peregrine" load --h3 --insecure -n 1 -c 1 --no-progress --timeout 1s \
+                "$URL" >/dev/null 2>&1 && break
+            sleep 0.2
+        done
+        load 2000 >/dev/null
+        strace -c -f -o "$OUT/$s.strace" -p "$PID" 2>/dev/null &
+        tracer=$!
+        sleep 1
+        n=$(load "$N2")
+        sleep 1
+        kill -INT "$tracer"
+        wait "$tracer" 2>/dev/null || true
+        kill "$PID"
+        wait "$PID" 2>/dev/null || true
+        PID=
+        echo "$s: system calls per request ($n requests):"
+        awk -v n="$n" '$NF ~ /^[a-z_0-9]+$/ && $4 ~ /^[0-9]+$/ && $4 > n / 100 {
+            printf "  %-16s %.3f\n", $NF, $4 / n }' "$OUT/$s.strace"
+    done
+fi
 echo "dumps in $OUT (callgrind_annotate FILE)"
