@@ -18,6 +18,7 @@ use super::Shared;
 use super::answer::{answer, failed};
 use super::balance;
 use super::body::Stream;
+use super::field_array::FieldArray;
 use super::hop::{self, ConnectionOptions};
 use super::local::{Key, Leased, Local};
 use super::route::{HostHeader, Route};
@@ -34,6 +35,8 @@ use crate::response::Response;
 /// Bytes of a response body read with its head when they are already there: a response whose
 /// body ends within them frees its connection at once.
 const EAGER: usize = 64 * 1024;
+/// Response fields read onto the stack (more go on in a `Vec`).
+const RESPONSE_FIELDS: usize = 32;
 
 /// What went wrong with an attempt, and whether another may follow.
 struct Failure {
@@ -461,25 +464,25 @@ fn head(
 fn response_head(head: &ResponseHead<'_>, route: &Route) -> (Response, Option<u64>) {
     let status = StatusCode::from_u16(head.status()).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut response = Response::with_status(status, Body::empty());
-    let fields = head.headers();
-    let options = ConnectionOptions::of(fields.iter());
+    // Read once: the `Connection` options must be known before any field is judged, and each
+    // further look would read the head again.
+    let mut fields = FieldArray::<RESPONSE_FIELDS>::new();
+    fields.extend(head.headers().iter());
+    let options = ConnectionOptions::of(fields.as_slice().iter().copied());
     let ops = &route.response_headers;
-    let keep = |name: &str| {
-        hop::forwards(name, &options)
-            && !ops.drops(name)
-            && !name.eq_ignore_ascii_case("content-length")
-    };
     let mut length = None;
     let mut total = 0;
-    for (name, value) in fields.iter() {
+    fields.retain(|&(name, value)| {
         if name.len() == 14 && name.eq_ignore_ascii_case("content-length") {
             // The first: the client's parser refused a response whose lengths disagree.
             length = length.or(Some(value));
-        } else if keep(name) {
-            total += value.len();
+            return false;
         }
-    }
-    let kept = || fields.iter().filter(|(n, _)| keep(n));
+        let keep = hop::forwards(name, &options) && !ops.drops(name);
+        total += if keep { value.len() } else { 0 };
+        keep
+    });
+    let kept = || fields.as_slice().iter();
     // The values share one buffer, split off as shared `Bytes`: no copy per field, and no
     // allocation per response (see `ValueBuffer`).
     let values = VALUES.with(|values| {

@@ -23,7 +23,7 @@ pub(super) fn with_head<T>(
     f: impl FnOnce(&str, &[(&str, &[u8])]) -> T,
 ) -> T {
     // Read once: each look below would otherwise scan the request's lines again.
-    let mut received = FieldArray::new();
+    let mut received: FieldArray = FieldArray::new();
     received.extend(req.headers().iter());
     let received = received.as_slice();
     let origin = Origin {
@@ -64,7 +64,7 @@ pub(super) fn with_head<T>(
         _ => &[],
     };
     let all = kept.chain(ops.added()).chain(ours).chain(te.iter().copied());
-    let mut fields = FieldArray::new();
+    let mut fields: FieldArray = FieldArray::new();
     fields.extend(all);
     let fields = fields.as_slice();
     f(target, fields)
