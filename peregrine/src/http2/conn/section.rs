@@ -54,7 +54,7 @@ impl FieldSection {
         if i == NONE {
             return None;
         }
-        self.list.iter().nth(usize::from(i)).map(|f| f.value)
+        self.list.get(usize::from(i)).map(|f| f.value)
     }
 
     /// `:method` (requests).
@@ -94,7 +94,7 @@ impl FieldSection {
 
     /// The regular fields (pseudo-headers excluded), in order.
     pub fn fields(&self) -> impl Iterator<Item = Field<'_>> {
-        self.list.iter().skip(usize::from(self.info.pseudo))
+        self.list.iter_from(usize::from(self.info.pseudo))
     }
 
     /// Regular field `index` (pseudo-headers excluded).

@@ -104,6 +104,12 @@ impl FieldList {
         self.fields.iter().map(|s| self.field(s))
     }
 
+    /// The fields from `start` on, in block order (skipping the first ones without resolving
+    /// them, as `iter().skip(start)` would).
+    pub(crate) fn iter_from(&self, start: usize) -> impl Iterator<Item = Field<'_>> + '_ {
+        self.fields.get(start..).unwrap_or_default().iter().map(|s| self.field(s))
+    }
+
     /// The field at `index` in block order.
     pub fn get(&self, index: usize) -> Option<Field<'_>> {
         self.fields.get(index).map(|s| self.field(s))
