@@ -29,6 +29,7 @@ filters=(
   http1::last_head::
   http1::simd::
   websocket::text::
+  proxy::field_array::
 )
 # clock.rs reads the real time (clock_gettime), which Miri isolates by default.
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
