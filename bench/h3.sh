@@ -2,6 +2,9 @@
 # HTTP/3 benchmark: the h3 + quinn server (examples/h3_quinn_peer.rs, one worker) and, where
 # the binary has it, `peregrine serve --h3` (one worker), loaded by `peregrine load --h3`.
 #
+# With SERVERS including peregrine-h2, also peregrine's HTTP/2 over TLS (`serve` without
+# --h3, loaded with `load --http2`), the same shapes, for comparison.
+#
 # Server pinned to CPU 0, the load (one thread, -t1) to CPU 1; servers alternated over ROUNDS
 # rounds; medians reported. Shapes (DURATION s each, bounded by `timeout`):
 #   c16m32   GET /plaintext (13 bytes), 16 connections x 32 streams
@@ -57,6 +60,9 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
     -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
     -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
 
+# The load's protocol flag for SERVER: HTTP/2 over TLS for peregrine-h2, else HTTP/3.
+proto() { if [ "$1" = peregrine-h2 ]; then echo --http2; else echo --h3; fi; }
+
 start() {
     local s=$1 port=$2
     case $s in
@@ -65,11 +71,14 @@ start() {
         peregrine) taskset -c 0 "$BIN/peregrine" serve "$WORK/www" --addr "127.0.0.1:$port" \
             --workers 1 --quiet --drain-grace 0 --h3 \
             --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" & ;;
+        peregrine-h2) taskset -c 0 "$BIN/peregrine" serve "$WORK/www" --addr "127.0.0.1:$port" \
+            --workers 1 --quiet --drain-grace 0 \
+            --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" & ;;
     esac
     PID[$s]=$!
     PORT[$s]=$port
     for _ in $(seq 50); do
-        timeout 5 "$LOAD" load --h3 --insecure -n 1 -c 1 --no-progress --timeout 1s \
+        timeout 5 "$LOAD" load "$(proto "$s")" --insecure -n 1 -c 1 --no-progress --timeout 1s \
             "https://localhost:$port/plaintext" >/dev/null 2>&1 && return 0
         sleep 0.2
     done
@@ -90,7 +99,7 @@ run() {
     t0=$(cpu_ticks "$pid")
     # shellcheck disable=SC2086
     /usr/bin/time -f '%U %S' -o "$WORK/time" timeout $((DURATION + 30)) taskset -c 1 "$LOAD" load \
-        --h3 --insecure -t 1 $args -d "${DURATION}s" --no-progress --json "$WORK/out.json" \
+        "$(proto "$s")" --insecure -t 1 $args -d "${DURATION}s" --no-progress --json "$WORK/out.json" \
         "https://localhost:${PORT[$s]}$path" >/dev/null
     t1=$(cpu_ticks "$pid")
     python3 - "$WORK/out.json" "$WORK/time" $((t1 - t0)) "$TICK" >>"$WORK/$s.$shape" <<'EOF'
@@ -124,7 +133,7 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 echo
-echo "HTTP/3, one worker, server on CPU 0, peregrine load --h3 -t1 on CPU 1, ${DURATION}s per run, medians of $ROUNDS rounds"
+echo "HTTP/3 (peregrine-h2: HTTP/2 over TLS), one worker, server on CPU 0, peregrine load -t1 on CPU 1, ${DURATION}s per run, medians of $ROUNDS rounds"
 echo
 echo "| shape | server | req/s | server CPU µs/req | client CPU µs/req | p50 ms |"
 echo "|---|---|---:|---:|---:|---:|"
