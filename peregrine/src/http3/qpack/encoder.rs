@@ -50,6 +50,8 @@ pub struct Encoder {
     /// A decoder stream instruction cut short.
     pending: Vec<u8>,
     lines: Vec<u8>,
+    /// Scratch for [`Encoder::blocking_streams`].
+    streams: Vec<u64>,
 }
 
 impl Encoder {
@@ -68,6 +70,7 @@ impl Encoder {
             out: Vec::new(),
             pending: Vec::new(),
             lines: Vec::new(),
+            streams: Vec::new(),
         }
     }
 
@@ -107,17 +110,18 @@ impl Encoder {
     }
 
     /// Streams with a section that references entries not yet acknowledged: those the peer
-    /// may be blocked on (§2.1.2).
-    fn blocking_streams(&self) -> usize {
-        let mut streams: Vec<StreamId> = self
-            .outstanding
-            .iter()
-            .filter(|o| o.ric > self.known_received)
-            .map(|o| o.stream)
-            .collect();
-        streams.sort_unstable_by_key(|s| s.get());
+    /// may be blocked on (§2.1.2). Sorted and counted in a buffer kept for it: no allocation
+    /// per section once warm.
+    fn blocking_streams(&mut self) -> usize {
+        let mut streams = std::mem::take(&mut self.streams);
+        streams.clear();
+        let known = self.known_received;
+        streams.extend(self.outstanding.iter().filter(|o| o.ric > known).map(|o| o.stream.get()));
+        streams.sort_unstable();
         streams.dedup();
-        streams.len()
+        let n = streams.len();
+        self.streams = streams;
+        n
     }
 
     /// The oldest entry that may not be evicted: every entry at or above it is referenced by
