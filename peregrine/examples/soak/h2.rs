@@ -1,0 +1,192 @@
+//! The HTTP/2 clients (h2c by prior knowledge and h2 over TLS, `h2` crate), each sending a few
+//! streams at once, and the WebSocket echo client through the proxy (tokio-tungstenite).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use h2::client::SendRequest;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::ctx::{Ctx, Good, Rng, pacer};
+use crate::h1::{Expect, Resp, verify};
+use crate::site::pick;
+
+pub async fn connect(ctx: &Ctx, tls: bool) -> std::io::Result<SendRequest<Bytes>> {
+    let addr = if tls { &ctx.tls } else { &ctx.plain };
+    let tcp = TcpStream::connect(addr).await?;
+    tcp.set_nodelay(true)?;
+    let h2err = |e: h2::Error| std::io::Error::other(e.to_string());
+    if tls {
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let io = ctx.tls_h2.connect(name, tcp).await?;
+        let (send, conn) = h2::client::handshake(io).await.map_err(h2err)?;
+        tokio::spawn(conn);
+        Ok(send)
+    } else {
+        let (send, conn) = h2::client::handshake(tcp).await.map_err(h2err)?;
+        tokio::spawn(conn);
+        Ok(send)
+    }
+}
+
+enum Outcome {
+    Answered(Resp),
+    /// Refused by the server's GOAWAY before it was processed (RFC 9113 §6.8): sent again.
+    Unprocessed,
+    Failed(String),
+}
+
+async fn fetch(send: SendRequest<Bytes>, uri: String) -> Outcome {
+    let req = http::Request::get(uri).header("user-agent", "soak-good").body(()).unwrap();
+    let unprocessed = |e: &h2::Error| {
+        e.reason() == Some(h2::Reason::REFUSED_STREAM) || (e.is_go_away() && e.is_remote())
+    };
+    let mut send = match send.ready().await {
+        Ok(s) => s,
+        Err(e) if unprocessed(&e) => return Outcome::Unprocessed,
+        Err(e) => return Outcome::Failed(format!("ready: {e}")),
+    };
+    let res = match send.send_request(req, true) {
+        Ok((res, _)) => res,
+        Err(e) if unprocessed(&e) => return Outcome::Unprocessed,
+        Err(e) => return Outcome::Failed(format!("send: {e}")),
+    };
+    let res = match res.await {
+        Ok(res) => res,
+        Err(e) if unprocessed(&e) => return Outcome::Unprocessed,
+        Err(e) => return Outcome::Failed(format!("response: {e}")),
+    };
+    let status = res.status().as_u16();
+    let headers =
+        res.headers().iter().map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec())).collect();
+    let mut body = res.into_body();
+    let mut data = Vec::new();
+    while let Some(chunk) = body.data().await {
+        match chunk {
+            Ok(c) => {
+                let _ = body.flow_control().release_capacity(c.len());
+                data.extend_from_slice(&c);
+            }
+            Err(e) => return Outcome::Failed(format!("body: {e}")),
+        }
+    }
+    Outcome::Answered(Resp { status, headers, body: data })
+}
+
+/// `streams` requests at once on one connection, `per_s` times a second.
+pub async fn client(ctx: Arc<Ctx>, tls: bool, seed: u64, per_s: f64, streams: usize) {
+    let class = if tls { Good::H2Tls } else { Good::H2c };
+    let (scheme, addr) = if tls { ("https", "localhost") } else { ("http", ctx.plain.as_str()) };
+    let mut rng = Rng::new(seed);
+    let mut pace = pacer(per_s);
+    let mut conn: Option<SendRequest<Bytes>> = None;
+    while !ctx.good_stopped() {
+        pace.tick().await;
+        let mut todo: Vec<&'static str> = (0..streams).map(|_| pick(&mut rng)).collect();
+        let started = Instant::now();
+        let mut rounds = 0;
+        while !todo.is_empty() && rounds < 4 {
+            rounds += 1;
+            let send = match &conn {
+                Some(s) => s.clone(),
+                None => match connect(&ctx, tls).await {
+                    Ok(s) => {
+                        conn = Some(s.clone());
+                        s
+                    }
+                    Err(_) if ctx.draining() => return,
+                    Err(e) => {
+                        ctx.fail(class, format!("connect: {e}"));
+                        break;
+                    }
+                },
+            };
+            let fetches =
+                todo.iter().map(|name| fetch(send.clone(), format!("{scheme}://{addr}/{name}")));
+            let outcomes = futures_util::future::join_all(fetches).await;
+            let mut again = Vec::new();
+            for (name, outcome) in todo.iter().zip(outcomes) {
+                match outcome {
+                    Outcome::Answered(resp) => match verify(&ctx, &resp, &Expect::File(name)) {
+                        Ok(n) => ctx.ok(class, n, started),
+                        Err(why) => ctx.fail(class, why),
+                    },
+                    Outcome::Unprocessed => again.push(*name),
+                    Outcome::Failed(why) => {
+                        conn = None;
+                        ctx.fail(class, why);
+                    }
+                }
+            }
+            if !again.is_empty() {
+                ctx.retried(class, again.len() as u64);
+                conn = None;
+            }
+            todo = again;
+        }
+        if !todo.is_empty() {
+            ctx.fail(class, format!("{} streams refused on 4 connections in a row", todo.len()));
+        }
+    }
+}
+
+/// WebSocket echo through the proxy: a binary message of random length, the same back.
+pub async fn ws(ctx: Arc<Ctx>, seed: u64, per_s: f64) {
+    let class = Good::Ws;
+    let mut rng = Rng::new(seed);
+    let mut pace = pacer(per_s);
+    let mut ws = None;
+    while !ctx.good_stopped() {
+        pace.tick().await;
+        if ws.is_none() {
+            let url = format!("ws://{}/soak/ws", ctx.proxy);
+            let opened = match TcpStream::connect(&ctx.proxy).await {
+                Ok(tcp) => {
+                    tokio_tungstenite::client_async(url, tcp).await.map_err(|e| e.to_string())
+                }
+                Err(e) => Err(e.to_string()),
+            };
+            match opened {
+                Ok((s, _)) => ws = Some(s),
+                Err(e) => {
+                    ctx.fail(class, format!("opening: {e}"));
+                    continue;
+                }
+            }
+        }
+        let s = ws.as_mut().unwrap();
+        let len = 1 + rng.below(16 << 10);
+        let msg = rng.bytes(len);
+        let started = Instant::now();
+        let echoed = async {
+            s.send(Message::binary(msg.clone())).await.map_err(|e| e.to_string())?;
+            loop {
+                match s.next().await {
+                    Some(Ok(Message::Binary(b))) => return Ok(b),
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    Some(Ok(other)) => return Err(format!("unexpected {other:?}")),
+                    Some(Err(e)) => return Err(e.to_string()),
+                    None => return Err("closed".to_owned()),
+                }
+            }
+        }
+        .await;
+        match echoed {
+            Ok(b) if b[..] == msg[..] => ctx.ok(class, msg.len(), started),
+            Ok(b) => {
+                ctx.fail(class, format!("echo differs: {} bytes for {}", b.len(), msg.len()));
+                ws = None;
+            }
+            Err(why) => {
+                ctx.fail(class, why);
+                ws = None;
+            }
+        }
+    }
+    if let Some(mut s) = ws {
+        let _ = s.close(None).await;
+    }
+}
