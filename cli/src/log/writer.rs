@@ -7,7 +7,9 @@
 //! requests (a stalled disk, a full pipe), the pending buffer reaches [`MAX_PENDING`] and
 //! further lines are **dropped and counted**, never waited for: serving goes on at full speed
 //! and the writer reports `N lines dropped` on stderr once it catches up. (Blocking would
-//! stall every worker behind the disk, the failure mode we want the log never to cause.)
+//! stall every worker behind the disk, the failure mode we want the log never to cause.) Lines
+//! a write fails to store (a full disk) are dropped and counted the same way: the first error
+//! is reported at once, the count once a write succeeds again or at exit.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -35,6 +37,8 @@ pub enum Dest {
 struct State {
     pending: Vec<u8>,
     dropped: u64,
+    /// Lines lost to failed writes, in all.
+    lost: u64,
     reopen: bool,
     closing: bool,
 }
@@ -144,6 +148,7 @@ fn open(path: &Path) -> io::Result<File> {
 fn write_loop(shared: &Shared, mut out: Box<dyn Write + Send>, path: Option<PathBuf>) {
     let mut batch = Vec::new();
     let mut reported = 0;
+    let mut failed = Failed::default();
     loop {
         let (reopen, closing, dropped) = {
             let mut s = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -162,8 +167,10 @@ fn write_loop(shared: &Shared, mut out: Box<dyn Write + Send>, path: Option<Path
             }
         }
         if !batch.is_empty() {
-            if let Err(e) = out.write_all(&batch).and_then(|()| out.flush()) {
-                console::err(format_args!("peregrine: access log: {e}"));
+            match write_lines(&mut out, &batch) {
+                Ok(()) if failed.lost > 0 => failed.report("the log is writable again"),
+                Ok(()) => {}
+                Err((lost, e)) => failed.count(shared, lost, e),
             }
             batch.clear();
         }
@@ -180,9 +187,70 @@ fn write_loop(shared: &Shared, mut out: Box<dyn Write + Send>, path: Option<Path
             let mut s = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
             let rest = std::mem::take(&mut s.pending);
             drop(s);
-            let _ = out.write_all(&rest).and_then(|()| out.flush());
+            if let Err((lost, e)) = write_lines(&mut out, &rest) {
+                failed.count(shared, lost, e);
+            }
+            if failed.lost > 0 {
+                failed.report("at exit");
+            }
             return;
         }
+    }
+}
+
+/// Writes whole lines; on an error, the lines whose ending newline was not written, which are
+/// lost (a line cut short by a full disk is one of them) and the error.
+fn write_lines(out: &mut dyn Write, batch: &[u8]) -> Result<(), (u64, io::Error)> {
+    let mut written = 0;
+    while written < batch.len() {
+        match out.write(&batch[written..]) {
+            Ok(0) => {
+                let lost = lines(&batch[written..]);
+                return Err((lost, io::ErrorKind::WriteZero.into()));
+            }
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let lost = lines(&batch[written..]);
+                return Err((lost, e));
+            }
+        }
+    }
+    out.flush().map_err(|e| (0, e))
+}
+
+fn lines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// Lines lost to failed writes (a full disk, an I/O error) since the last report: the first
+/// failure is said at once, the count when a write succeeds again or at exit, so a full disk
+/// costs two lines on stderr, not one per batch.
+#[derive(Default)]
+struct Failed {
+    lost: u64,
+    error: Option<io::Error>,
+}
+
+impl Failed {
+    fn count(&mut self, shared: &Shared, lost: u64, e: io::Error) {
+        shared.state.lock().unwrap_or_else(PoisonError::into_inner).lost += lost;
+        if self.error.is_none() {
+            console::err(format_args!(
+                "peregrine: access log: {e}: lines are dropped (and counted) until a write succeeds"
+            ));
+        }
+        self.lost += lost;
+        self.error = Some(e);
+    }
+
+    fn report(&mut self, when: &str) {
+        let e = self.error.take().map_or_else(String::new, |e| e.to_string());
+        console::err(format_args!(
+            "peregrine: access log: {} lines dropped: {e} ({when})",
+            self.lost
+        ));
+        self.lost = 0;
     }
 }
 
@@ -206,6 +274,51 @@ mod tests {
         }
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
+        }
+    }
+
+    /// A disk that takes `room` more bytes, then fails with ENOSPC (as a full file system).
+    struct Full {
+        room: usize,
+        got: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            self.got.lock().unwrap().extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A full disk loses lines, and every one is counted: the lines whose newline reached the
+    /// file plus the lines counted as lost are all the lines appended, including a line the
+    /// disk cut in the middle.
+    #[test]
+    fn a_full_disk_counts_every_line_it_loses() {
+        for room in [0, 5, 40, 45, 1000] {
+            let got = Arc::new(Mutex::new(Vec::new()));
+            let dest = Dest::Custom(Box::new(Full { room, got: got.clone() }));
+            let writer = LogWriter::start(dest).unwrap();
+            let sink = writer.sink();
+            for i in 0..30 {
+                sink.append(format!("line {i:03}\n").as_bytes());
+                if i % 7 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            }
+            writer.finish();
+            let written = lines(&got.lock().unwrap());
+            let lost = sink.0.state.lock().unwrap().lost;
+            assert_eq!(written, (room / 9).min(30) as u64, "room {room}");
+            assert_eq!(written + lost, 30, "room {room}");
         }
     }
 
