@@ -20,14 +20,14 @@
 # The warm-up after which RSS must stay within 10%: 10 minutes for a run of 30 minutes or more,
 # else a third of the run (1 minute for the 3-minute CI form).
 #
-# usage: bench/soak.sh MINUTES            (RATE=10 paces each good client, BUILD=0 runs the
+# usage: bench/soak.sh MINUTES            (RATE=400 paces each good client, BUILD=0 runs the
 #                                          release binaries already built, KEEP=1 keeps the
 #                                          work directory and prints it)
 # Prints one line per check and PASS or FAIL; exits 1 on FAIL. Every process is stopped by PID.
 set -euo pipefail
 
 MINUTES=${1:?usage: bench/soak.sh MINUTES}
-RATE=${RATE:-10}
+RATE=${RATE:-400}
 P_PLAIN=18601 P_BACKEND=18602 P_PROXY=18603 P_TLS=18604
 SECONDS_SOAK=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
 if [ "$SECONDS_SOAK" -ge 1800 ]; then WARMUP=600; else WARMUP=$((SECONDS_SOAK / 3)); fi
@@ -51,6 +51,11 @@ PEREGRINE="$ROOT/target/release/peregrine"
 SOAK="$ROOT/target/release/examples/soak"
 BACKEND="$ROOT/target/release/examples/soak_backend"
 
+if ! unshare -rm true 2>/dev/null; then
+    echo "soak: unshare -rm failed: the full-disk fault needs unprivileged user namespaces" \
+        "(sysctl kernel.unprivileged_userns_clone=1 or kernel.apparmor_restrict_unprivileged_userns=0) or root" >&2
+    exit 1
+fi
 "$SOAK" gen "$WORK"
 mkdir -p "$WORK/logs" "$WORK/fulllog"
 

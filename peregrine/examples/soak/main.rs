@@ -165,7 +165,7 @@ fn spawn_good(ctx: &Arc<Ctx>, rate: f64, drain_only: bool) -> Vec<JoinHandle<()>
     t
 }
 
-fn spawn_bad(ctx: &Arc<Ctx>) -> Vec<JoinHandle<()>> {
+fn spawn_bad(ctx: &Arc<Ctx>, rt: &tokio::runtime::Handle) -> Vec<JoinHandle<()>> {
     let plan: [(Bad, usize, f64); 7] = [
         (Bad::Slowloris, 4, 1.0),
         (Bad::AbandonedUpload, 1, 2.0),
@@ -179,7 +179,7 @@ fn spawn_bad(ctx: &Arc<Ctx>) -> Vec<JoinHandle<()>> {
     for (class, tasks, per_s) in plan {
         for i in 0..tasks {
             let seed = 100 + class as u64 * 10 + i as u64;
-            t.push(tokio::spawn(bad::run(ctx.clone(), class, seed, per_s)));
+            t.push(rt.spawn(bad::run(ctx.clone(), class, seed, per_s)));
         }
     }
     t
@@ -295,7 +295,11 @@ async fn run(a: Args) -> bool {
 
     // Soak: hostile clients too; the log renamed and SIGHUP halfway.
     let soak_start = Instant::now();
-    let bad = spawn_bad(&ctx);
+    // The hostile clients on a thread of their own, so their work in this process does not
+    // delay the good clients' tasks (whose latency is measured).
+    let bad_rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let bad = spawn_bad(&ctx, bad_rt.handle());
     let mut soak_lat = Vec::new();
     let (mut warm, mut hup_done) = (None, false);
     let end = soak_start + Duration::from_secs(a.seconds);
@@ -328,6 +332,8 @@ async fn run(a: Args) -> bool {
     // Every client leaves; the descriptors must come back.
     ctx.stop_bad.store(true, Ordering::Relaxed);
     let bad_ended = join_all(bad, Duration::from_secs(a.header_timeout + 30)).await;
+    // (Dropping a runtime inside another's task would panic.)
+    bad_rt.shutdown_background();
     ctx.stop_good.store(true, Ordering::Relaxed);
     let good_ended = join_all(good, Duration::from_secs(30)).await;
     let fd_deadline = Instant::now() + Duration::from_secs(a.header_timeout + 20);
