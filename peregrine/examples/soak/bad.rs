@@ -41,8 +41,8 @@ pub async fn run(ctx: Arc<Ctx>, class: Bad, seed: u64, per_s: f64) {
             Bad::StoppedReader => stopped_reader(&ctx).await,
             Bad::Reset => reset(&ctx, &mut rng).await,
             Bad::RapidReset => rapid_reset(&ctx).await,
-            Bad::BadFrame => bad_frame(&ctx).await,
-            Bad::BadHead => bad_head(&ctx).await,
+            Bad::H2Frame => bad_frame(&ctx).await,
+            Bad::H1Head => bad_head(&ctx).await,
         };
         ctx.bad(class, outcome);
     }
@@ -64,10 +64,9 @@ async fn slowloris(ctx: &Ctx) -> Result<(), String> {
         if s.write_all(b"X-Slow: 1\r\n").await.is_err() {
             return Ok(());
         }
-        match timeout(Duration::from_millis(500), s.read(&mut buf)).await {
-            Ok(Ok(0) | Err(_)) => return Ok(()),
-            // Bytes from the server (a 408 response) before it closes are allowed.
-            Ok(Ok(_)) | Err(_) => {}
+        // Bytes from the server (a 408 response) before it closes are allowed.
+        if let Ok(Ok(0) | Err(_)) = timeout(Duration::from_millis(500), s.read(&mut buf)).await {
+            return Ok(());
         }
     }
     Err(format!("a head trickling for {limit:?} was not cut"))

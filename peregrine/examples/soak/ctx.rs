@@ -54,8 +54,8 @@ pub enum Bad {
     StoppedReader,
     Reset,
     RapidReset,
-    BadFrame,
-    BadHead,
+    H2Frame,
+    H1Head,
 }
 
 /// Which server a good client talks to, for the access-log checks.

@@ -172,8 +172,8 @@ fn spawn_bad(ctx: &Arc<Ctx>, rt: &tokio::runtime::Handle) -> Vec<JoinHandle<()>>
         (Bad::StoppedReader, 2, 1.0),
         (Bad::Reset, 1, 2.0),
         (Bad::RapidReset, 1, 0.5),
-        (Bad::BadFrame, 1, 1.0),
-        (Bad::BadHead, 1, 1.0),
+        (Bad::H2Frame, 1, 1.0),
+        (Bad::H1Head, 1, 1.0),
     ];
     let mut t = Vec::new();
     for (class, tasks, per_s) in plan {
