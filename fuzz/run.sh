@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target in fuzz/fuzz_targets/ in turn for MINUTES each, one process at a time,
 # with AddressSanitizer (cargo-fuzz's default) and debug assertions, then prints one line per
-# target: executions, coverage (libFuzzer's final `cov` and `ft`), corpus size and crashes.
+# target: the CPU seconds it got, executions, coverage (libFuzzer's final `cov` and `ft`),
+# corpus size and crashes.
 #
 #   fuzz/run.sh MINUTES [TARGET...]     e.g. fuzz/run.sh 60 for the full campaign (a CPU-hour
 #                                       per target, 18 hours for 18 targets)
@@ -50,9 +51,15 @@ for t in "${targets[@]}"; do
   before=$(find "artifacts/$t" -type f | wc -l)
   echo "== $t: ${seconds}s" >&2
   status=0
-  cargo +nightly fuzz run "$t" "corpus/$t" -- \
-    -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-    >"$log" 2>&1 || status=$?
+  # The CPU time the fuzzer got (user + system): on a shared machine a niced run gets less
+  # than its wall-clock minutes, and the CPU-hour goal is CPU time.
+  TIMEFORMAT='%U %S'
+  { time {
+    cargo +nightly fuzz run "$t" "corpus/$t" -- \
+      -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+      >"$log" 2>&1 || status=$?
+  }; } 2>"$logs/$t.cpu"
+  cpu=$(awk '{ printf "%d", $1 + $2 }' "$logs/$t.cpu")
   after=$(find "artifacts/$t" -type f | wc -l)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
@@ -64,8 +71,8 @@ for t in "${targets[@]}"; do
   cargo +nightly fuzz cmin "$t" "corpus/$t" >"$logs/$t.cmin.log" 2>&1 || true
   n=$(find "corpus/$t" -type f | wc -l)
   if [ "${KEEP:-0}" = 1 ]; then rm -rf "seeds/$t"; mkdir -p "seeds/$t"; cp "corpus/$t"/* "seeds/$t"/; fi
-  line=$(printf '%-16s %5s min  execs %-12s cov %-6s ft %-7s corpus %-6s crashes %s' \
-    "$t" "$(awk -v s="$seconds" 'BEGIN { print s / 60 }')" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$n" "$crashes")
+  line=$(printf '%-16s %5s min  cpu %5ss  execs %-12s cov %-6s ft %-7s corpus %-6s crashes %s' \
+    "$t" "$(awk -v s="$seconds" 'BEGIN { print s / 60 }')" "$cpu" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$n" "$crashes")
   echo "$line" >&2
   results+=("$line")
 done
