@@ -566,6 +566,74 @@ mod tests {
         }
     }
 
+    /// RFC 9112 §2.2: a CR not followed by LF is refused when the byte after it arrives, in
+    /// either role, with the error the same bytes get whole, rather than when a LF that may
+    /// never come arrives. Found by the client_response fuzz target: `HTTP/1.1 404\r.` fed
+    /// two bytes at a time waited for a line end, and the end of input then read as a head cut
+    /// short (the whole input: bare CR).
+    #[test]
+    fn a_bare_cr_is_refused_when_the_next_byte_arrives() {
+        struct Case {
+            input: &'static [u8],
+            response: bool,
+            expect: ParseError,
+        }
+        let cases = [
+            Case { input: b"HTTP/1.1 404\r.", response: true, expect: ParseError::BareCr },
+            Case {
+                input: b"HTTP/1.1 404 NotFound\r\n\r.",
+                response: true,
+                expect: ParseError::BareCr,
+            },
+            Case {
+                input: b"HTTP/1.1 200 OK\r\nA: b\rc",
+                response: true,
+                expect: ParseError::BareCr,
+            },
+            Case { input: b"\r.", response: true, expect: ParseError::BareCr },
+            Case { input: b"GET / HTTP/1.1\r.", response: false, expect: ParseError::BareCr },
+            Case {
+                input: b"GET / HTTP/1.1\r\nA: b\rc",
+                response: false,
+                expect: ParseError::BareCr,
+            },
+            Case {
+                input: b"GET / HTTP/1.1\r\nA: b\r\n\rX",
+                response: false,
+                expect: ParseError::BareCr,
+            },
+        ];
+        let limits = Limits::default();
+        for c in cases {
+            let name = String::from_utf8_lossy(c.input);
+            let mut headers = [EMPTY_HEADER; 16];
+            let whole = if c.response {
+                parse_response(c.input, &mut headers, &limits).map(drop)
+            } else {
+                parse_request(c.input, &mut headers, &limits).map(drop)
+            };
+            assert_eq!(whole, Err(c.expect), "{name:?} whole");
+            for step in [1, 2, 3] {
+                let mut scanner = HeadScanner::new();
+                let mut got = Ok(());
+                for n in (step..c.input.len() + step).step_by(step) {
+                    let prefix = &c.input[..n.min(c.input.len())];
+                    let mut headers = [EMPTY_HEADER; 16];
+                    let r = if c.response {
+                        scanner.parse_response(prefix, &mut headers, &limits).map(drop)
+                    } else {
+                        scanner.parse(prefix, &mut headers, &limits).map(drop)
+                    };
+                    if let Err(e) = r {
+                        got = Err(e);
+                        break;
+                    }
+                }
+                assert_eq!(got, Err(c.expect), "{name:?} in pieces of {step}");
+            }
+        }
+    }
+
     #[test]
     fn trickled_head_beyond_the_limit_is_431() {
         // RFC 6585 §5
