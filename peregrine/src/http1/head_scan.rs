@@ -226,11 +226,13 @@ impl HeadScanner {
             let Some(at) = memchr::memchr(b'\n', &buf[from..limit]) else {
                 self.work += (limit - from) as u64;
                 self.scanned = limit;
+                self.refuse_bare_cr(buf, from, limit, role, limits)?;
                 break;
             };
             let lf = from + at;
             self.work += (at + 1) as u64;
             self.scanned = lf + 1;
+            self.refuse_bare_cr(buf, from, lf + 1, role, limits)?;
             let line = &buf[self.line_start..lf];
             let line_start = std::mem::replace(&mut self.line_start, lf + 1);
             if line.is_empty() || line == b"\r" {
@@ -286,6 +288,37 @@ impl HeadScanner {
         }
         // At the limit without the end: the parser reports the precise error or 431.
         Ok(buf.len() > limits.max_head_bytes)
+    }
+
+    /// RFC 9112 §2.2: a CR not followed by LF is refused. A line end is searched by its LF
+    /// alone, so a bare CR is judged here, once the byte after it has arrived: the parser gets
+    /// the head up to that byte and returns the error the same bytes get whole, rather than
+    /// the scan waiting for a LF that may never come (found by the client_response fuzz target:
+    /// `HTTP/1.1 404\r.` fed two bytes at a time, then the end of input read as a head cut
+    /// short). Looks at the CRs among `buf[from - 1..to]` (the byte before `from` is a CR
+    /// whose follower had not arrived at the last scan) whose next byte is before `to`.
+    fn refuse_bare_cr(
+        &mut self,
+        buf: &[u8],
+        from: usize,
+        to: usize,
+        role: Role,
+        limits: &Limits,
+    ) -> Result<(), ParseError> {
+        let mut at = from.saturating_sub(1);
+        while let Some(i) = memchr::memchr(b'\r', &buf[at..to]) {
+            let cr = at + i;
+            if cr + 1 >= to {
+                break;
+            }
+            if buf[cr + 1] != b'\n' {
+                self.work += (cr + 2) as u64;
+                let fields = if self.started { limits.max_headers } else { 0 };
+                return prefix_verdict(role, &buf[..cr + 2], fields, limits);
+            }
+            at = cr + 1;
+        }
+        Ok(())
     }
 }
 
