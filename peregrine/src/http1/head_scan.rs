@@ -599,6 +599,55 @@ mod tests {
         }
     }
 
+    /// `input` through the one-shot parser, and through a scanner in pieces of `step` bytes
+    /// (the first error, or `Ok` if every prefix was partial or the head completed).
+    fn whole_and_pieces(input: &[u8], response: bool, step: usize) -> [Result<(), ParseError>; 2] {
+        let limits = Limits::default();
+        let parse = |scanner: Option<&mut HeadScanner>, bytes: &[u8]| {
+            let mut headers = [EMPTY_HEADER; 16];
+            match (scanner, response) {
+                (None, true) => parse_response(bytes, &mut headers, &limits).map(drop),
+                (None, false) => parse_request(bytes, &mut headers, &limits).map(drop),
+                (Some(s), true) => s.parse_response(bytes, &mut headers, &limits).map(drop),
+                (Some(s), false) => s.parse(bytes, &mut headers, &limits).map(drop),
+            }
+        };
+        let whole = parse(None, input);
+        let mut scanner = HeadScanner::new();
+        let mut pieces = Ok(());
+        for n in (step..input.len() + step).step_by(step) {
+            if let Err(e) = parse(Some(&mut scanner), &input[..n.min(input.len())]) {
+                pieces = Err(e);
+                break;
+            }
+        }
+        [whole, pieces]
+    }
+
+    /// RFC 9112 §3, §4, §5.1, RFC 9110 §5.5: a control byte (other than HTAB, and the CR
+    /// before a LF) in a line that has not ended is refused when it arrives, in either role,
+    /// with the error the same bytes get whole. Found by the client_response fuzz target:
+    /// `HTTP/1.1 200 \0` fed one byte at a time waited for the end of the status line, and
+    /// the end of input then read as a head cut short (whole: invalid status line); first
+    /// seen as a NUL in an unended `Upgrade` field value.
+    #[test]
+    fn a_control_byte_in_an_unended_line_is_refused_when_it_arrives() {
+        use ParseError::*;
+        let cases: [(&[u8], bool, ParseError); 5] = [
+            (b"HTTP/1.1 200 \0", true, InvalidStatusLine),
+            (b"HTTP/1.1 200 OK\r\nConnection: upgrade\r\nUpgrade: h2\0", true, InvalidHeaderValue),
+            (b"HTTP/1.1 200 OK\r\nA: b\x7f", true, InvalidHeaderValue),
+            (b"GET / HTTP/1.1\r\nA: \x01", false, InvalidHeaderValue),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nB: c\x1b", false, InvalidHeaderValue),
+        ];
+        for (input, response, expect) in cases {
+            for step in [1, 2, 3] {
+                let got = whole_and_pieces(input, response, step);
+                assert_eq!(got, [Err(expect); 2], "{input:?} in pieces of {step}");
+            }
+        }
+    }
+
     /// RFC 9112 §2.2: a CR not followed by LF is refused when the byte after it arrives, in
     /// either role, with the error the same bytes get whole, rather than when a LF that may
     /// never come arrives. Found by the client_response fuzz target: `HTTP/1.1 404\r.` fed
