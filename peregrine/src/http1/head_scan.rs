@@ -60,6 +60,8 @@ pub struct HeadScanner {
     /// The request line, still unended, was judged once for its length (see
     /// [`LONG_LINE_SLACK`]).
     line_judged: bool,
+    /// The line not ended yet was judged once for a control byte in it.
+    tail_judged: bool,
     /// Bytes examined by scans and parses since [`HeadScanner::new`] (work accounting).
     work: u64,
 }
@@ -198,6 +200,7 @@ impl HeadScanner {
                 self.line_start = 0;
                 self.started = false;
                 self.line_judged = false;
+                self.tail_judged = false;
             }
             // A `Partial` after the scan said complete cannot happen (the scan and the parse
             // agree on line ends); stay pending to be safe.
@@ -221,6 +224,7 @@ impl HeadScanner {
         role: Role,
     ) -> Result<bool, ParseError> {
         let limit = buf.len().min(limits.max_head_bytes);
+        let round = self.scanned;
         while self.scanned < limit {
             let from = self.scanned;
             let Some(at) = memchr::memchr(b'\n', &buf[from..limit]) else {
@@ -235,6 +239,7 @@ impl HeadScanner {
             self.refuse_bare_cr(buf, from, lf + 1, role, limits)?;
             let line = &buf[self.line_start..lf];
             let line_start = std::mem::replace(&mut self.line_start, lf + 1);
+            self.tail_judged = false;
             if line.is_empty() || line == b"\r" {
                 if self.started {
                     return Ok(true);
@@ -256,6 +261,23 @@ impl HeadScanner {
                     prefix_verdict(role, &buf[..=lf], limits.max_headers, limits)?;
                 }
             }
+        }
+        // RFC 9112 §3, §4, §5.1, RFC 9110 §5.5: no line of a head holds a control byte other
+        // than HTAB (and the CR before its LF). One in a line that has not ended is judged as
+        // it arrives, as the same bytes given whole are, rather than when a line end that may
+        // never come arrives (found by the client_response fuzz target: `HTTP/1.1 200 \0` fed
+        // one byte at a time waited for the end of the status line, and the end of input then
+        // read as a head cut short). The class test looks at the new bytes the LF search just
+        // passed; the parser is asked once per line (it stops at the byte).
+        let tail = round.max(self.line_start);
+        if !self.tail_judged
+            && tail < limit
+            && buf[tail..limit].iter().any(|&b| b != b'\r' && is_value_ctl(b))
+        {
+            self.tail_judged = true;
+            self.work += limit as u64;
+            let fields = if self.started { limits.max_headers } else { 0 };
+            prefix_verdict(role, &buf[..limit], fields, limits)?;
         }
         // RFC 9112 §3, RFC 9110 §15.5.15: a request line still unended past the longest a
         // line with an acceptable target can be: the parser is asked once whether the target is
@@ -501,8 +523,8 @@ mod tests {
     }
 
     /// A bad line is reported when its LF arrives (one starting with whitespace at its first
-    /// byte), before the head ends, with the error the complete head gets; valid lines never
-    /// stop the scan.
+    /// byte, one with a control byte at that byte), before the head ends, with the error the
+    /// complete head gets; valid lines never stop the scan.
     #[test]
     fn bad_lines_are_reported_as_they_end() {
         struct Case {
@@ -577,11 +599,17 @@ mod tests {
                     Ok(Status::Partial) => {}
                     Ok(Status::Complete(_)) => panic!("RFC {}: complete", c.rfc),
                     Err(e) => {
-                        // At the LF that ends the bad line (the first line of `rest`), or
-                        // at its first byte when that is whitespace (obs-fold).
+                        // At the LF that ends the bad line (the first line of `rest`), at
+                        // its first byte when that is whitespace (obs-fold), or at a control
+                        // byte before its end.
                         let lf = c.rest.iter().position(|&b| b == b'\n');
                         let folded = c.first.ends_with(b"\n") && matches!(c.rest[0], b' ' | b'\t');
-                        let at = if folded { Some(0) } else { lf };
+                        let ctl = c.rest.iter().position(|&b| b != b'\r' && is_value_ctl(b));
+                        let at = if folded {
+                            Some(0)
+                        } else {
+                            ctl.filter(|&c| lf.is_none_or(|lf| c < lf)).or(lf)
+                        };
                         assert_eq!(Some(i), at, "RFC {}: at {i}", c.rfc);
                         got = Some(e);
                         break;
