@@ -205,6 +205,10 @@ mod tests {
             Case { input: b"\x02\x00\x04abc", expect: Err(ProxyError::V2Tlv) },
             Case { input: b"\x02\x00", expect: Err(ProxyError::V2Tlv) },
             Case { input: b"\x03\x00\x03\0\0\0", expect: Err(ProxyError::V2Tlv) },
+            // A CRC32C TLV shorter than its 4 bytes at the start of the TLVs: refused, not an
+            // offset computed below zero (found by the proxy_protocol fuzz target).
+            Case { input: b"\x03\x00\x00", expect: Err(ProxyError::V2Tlv) },
+            Case { input: b"\x03\x00\x01\x7f", expect: Err(ProxyError::V2Tlv) },
             Case { input: b"\x20\x00\x04\x01\0\0\0", expect: Err(ProxyError::V2Tlv) },
             Case { input: b"\x20\x00\x05\x01\0\0\0\0", expect: Ok(None) },
             Case { input: b"\x20\x00\x0d\x01\0\0\0\0\x21\x00\x05TLSv1", expect: Ok(None) },
