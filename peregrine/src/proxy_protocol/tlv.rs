@@ -159,9 +159,14 @@ pub(super) fn check(bytes: &[u8]) -> Result<Option<usize>, ProxyError> {
         let (tlv, after) = split_tlv(rest).ok_or(ProxyError::V2Tlv)?;
         let ok = match tlv.kind {
             // §2.2.3: "a 32-bit number".
+            // The value's offset is taken only once it is known to be those 4 bytes: a shorter
+            // value at the start of the TLVs would put it before offset 0.
             TlvType::CRC32C => {
-                crc = Some(bytes.len() - after.len() - 4);
-                tlv.value.len() == 4
+                let whole = tlv.value.len() == 4;
+                if whole {
+                    crc = Some(bytes.len() - after.len() - 4);
+                }
+                whole
             }
             TlvType::UNIQUE_ID => tlv.value.len() <= UNIQUE_ID_MAX,
             // §2.2.6: `client` and `verify`, then sub-TLVs filling the rest exactly.
