@@ -90,6 +90,14 @@ mod tests {
             Case { input: b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n", expect: false, why: "preface" },
             Case { input: b"PRI * HTTX/2.0\r\n", expect: false, why: "a mangled preface" },
             Case { input: b"\x16\x03\x01\x02\x00\x01", expect: false, why: "TLS ClientHello" },
+            // The verdict is made at the byte that ends the method, whatever follows it, so it
+            // does not depend on how much of the line has arrived (found by the http1_conn fuzz
+            // target: `T\xff\t42\t\r\n\r\n` whole was closed unanswered, in 4-byte pieces
+            // answered 400).
+            Case { input: b"T\xff", expect: true, why: "a stray byte, cut after it" },
+            Case { input: b"T\xff\t42\t\r\n\r\n", expect: true, why: "a stray byte, whole" },
+            Case { input: b"GET/ HTTP/1.1\r\n", expect: true, why: "a stray byte, then SP" },
+            Case { input: b"GET\r\n", expect: false, why: "CR after a token" },
             Case { input: b"GET  / HTTP/1.1\r\n", expect: false, why: "two SPs" },
             Case { input: b"GET\t/ HTTP/1.1\r\n", expect: false, why: "HTAB: no target form" },
             Case { input: b" GET / HTTP/1.1\r\n", expect: false, why: "leading SP" },
