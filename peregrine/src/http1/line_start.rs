@@ -26,12 +26,18 @@ pub(crate) fn may_start_request_line(buf: &[u8]) -> bool {
     if !line.first().is_some_and(|&b| is_tchar(b)) {
         return line.is_empty();
     }
-    let method = line.iter().position(|&b| matches!(b, b' ' | b'\r' | b'\n')).unwrap_or(line.len());
+    // The verdict is made at the first byte that is not the method's, whatever follows: the
+    // parser refuses the line at that byte, and the bytes after it may or may not have arrived
+    // by then (the same line whole or in pieces gets the same verdict).
+    let method = line.iter().position(|&b| !is_tchar(b)).unwrap_or(line.len());
     let rest = &line[method..];
     match rest.first() {
         None => return true,
         Some(b' ') => {}
-        Some(_) => return false,
+        // A line that ends, or an HTAB, after a bare token: no request line.
+        Some(b'\t' | b'\r' | b'\n') => return false,
+        // A stray byte inside the method: an HTTP/1 client's line, answered 400.
+        Some(_) => return true,
     }
     let target = &rest[1..];
     match target.first() {
