@@ -137,6 +137,16 @@ async fn response(conn: &mut Conn, id: StreamId, recv: &mut quinn::RecvStream) -
     }
 }
 
+/// A GET of `/small` on `quic` is answered 200 `served` within 10 s.
+async fn assert_served(quic: &quinn::Connection, conn: &mut Conn) {
+    let (send, mut recv) = send_get(quic, conn, "/small").await.unwrap();
+    let id = StreamId::new(send.id().index() * 4);
+    let got = tokio::time::timeout(Duration::from_secs(10), response(conn, id, &mut recv))
+        .await
+        .expect("answered within 10 s");
+    assert_eq!(got, (200, b"served".to_vec()));
+}
+
 /// Requests cancelled as soon as they are sent, as fast as the client can: each cancel gives
 /// the stream's credit back at once, so without a budget this would cost the server a
 /// handler's start per round trip forever. The connection is closed with H3_EXCESSIVE_LOAD
@@ -192,12 +202,7 @@ fn a_few_cancelled_requests_are_not_punished() {
             let (mut send, mut recv) = send_get(&quic, &mut conn, "/slow").await.unwrap();
             cancel(&mut send, &mut recv);
         }
-        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
-        let id = StreamId::new(send.id().index() * 4);
-        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
-            .await
-            .expect("answered within 10 s");
-        assert_eq!(got, (200, b"served".to_vec()));
+        assert_served(&quic, &mut conn).await;
         assert!(quic.close_reason().is_none(), "closed: {:?}", quic.close_reason());
     });
     server.shutdown();
@@ -225,12 +230,7 @@ fn a_cancelled_request_drops_its_handler() {
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert_eq!(counts.finished.load(Ordering::SeqCst), 0, "the handler ran on");
         // The connection serves on.
-        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
-        let id = StreamId::new(send.id().index() * 4);
-        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
-            .await
-            .expect("answered within 10 s");
-        assert_eq!(got, (200, b"served".to_vec()));
+        assert_served(&quic, &mut conn).await;
     });
     server.shutdown();
 }
@@ -248,12 +248,7 @@ fn a_response_never_read_is_reset_after_the_write_timeout() {
         let (_send, mut stalled) = send_get(&quic, &mut conn, "/large").await.unwrap();
         tokio::time::sleep(Duration::from_millis(1500)).await;
         // Another request on the same connection is served meanwhile.
-        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
-        let id = StreamId::new(send.id().index() * 4);
-        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
-            .await
-            .expect("answered within 10 s");
-        assert_eq!(got, (200, b"served".to_vec()));
+        assert_served(&quic, &mut conn).await;
         // The stalled response: what fitted the window, then the reset.
         let read = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(16 << 20))
             .await
@@ -300,12 +295,7 @@ fn a_qpack_bomb_closes_the_connection() {
         assert_eq!(&close.reason[..], b"qpack: table churn budget exceeded");
         // Another client is served.
         let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
-        let (send, mut recv) = send_get(&quic, &mut conn, "/small").await.unwrap();
-        let id = StreamId::new(send.id().index() * 4);
-        let got = tokio::time::timeout(Duration::from_secs(10), response(&mut conn, id, &mut recv))
-            .await
-            .expect("answered within 10 s");
-        assert_eq!(got, (200, b"served".to_vec()));
+        assert_served(&quic, &mut conn).await;
     });
     server.shutdown();
 }
