@@ -34,19 +34,8 @@
 use super::static_table::{STATIC_LEN, StaticName, full_match, name_id};
 use super::{huffman, integer};
 use crate::decimal::Decimal;
-use crate::field_codec::field_hash::hash;
+use crate::field_codec::field_hash::{Chain, Chains, Links, hash};
 use crate::field_codec::table::Table;
-
-const BUCKETS: usize = 128;
-
-/// Hash chain links of one dynamic entry (absolute ids + 1; 0 ends a chain).
-#[derive(Clone, Copy, Default)]
-struct Links {
-    nv_hash: u32,
-    name_hash: u32,
-    nv_next: u64,
-    name_next: u64,
-}
 
 /// The HPACK encoder of one connection's outbound direction.
 ///
@@ -64,8 +53,7 @@ struct Links {
 /// ```
 pub struct Encoder {
     table: Table<Links>,
-    nv_heads: [u64; BUCKETS],
-    name_heads: [u64; BUCKETS],
+    chains: Chains,
     /// Size updates owed at the start of the next block: (smallest, final) (§4.2).
     update: Option<(usize, usize)>,
     /// Bumped whenever the table changes (an insertion, a size change): a block encoded at an
@@ -104,8 +92,7 @@ impl Encoder {
     pub fn new() -> Encoder {
         Encoder {
             table: Table::new(Self::TABLE_CAP),
-            nv_heads: [0; BUCKETS],
-            name_heads: [0; BUCKETS],
+            chains: Chains::new(),
             update: None,
             generation: 0,
         }
@@ -260,43 +247,17 @@ impl Encoder {
     /// The dynamic position of the newest entry with this name (and value, if given).
     #[inline]
     fn find(&self, h: u64, name: &[u8], value: Option<&[u8]>) -> Option<usize> {
-        let mut link = if value.is_some() {
-            self.nv_heads[h as usize % BUCKETS]
-        } else {
-            self.name_heads[h as usize % BUCKETS]
-        };
-        while link != 0 {
-            let id = link - 1;
-            let e = self.table.by_id(id)?;
-            let (eh, next) = if value.is_some() {
-                (e.extra.nv_hash, e.extra.nv_next)
-            } else {
-                (e.extra.name_hash, e.extra.name_next)
-            };
-            if eh == h as u32
-                && self.table.name(e) == name
-                && value.is_none_or(|v| self.table.value(e) == v)
-            {
-                return Some(self.table.position(id));
-            }
-            link = next;
-        }
-        None
+        let chain = if value.is_some() { Chain::NameValue(h) } else { Chain::Name(h) };
+        let table = &self.table;
+        let id = self.chains.find(table, chain, |_, e| {
+            table.name(e) == name && value.is_none_or(|v| table.value(e) == v)
+        })?;
+        Some(table.position(id))
     }
 
     fn insert(&mut self, name: &[u8], id: u8, value: &[u8], name_hash: u64, nv_hash: u64) {
         self.generation += 1;
-        let (nb, vb) = (name_hash as usize % BUCKETS, nv_hash as usize % BUCKETS);
-        let links = Links {
-            nv_hash: nv_hash as u32,
-            name_hash: name_hash as u32,
-            nv_next: self.nv_heads[vb],
-            name_next: self.name_heads[nb],
-        };
-        if let Some(new) = self.table.insert(name, value, id, links) {
-            self.nv_heads[vb] = new + 1;
-            self.name_heads[nb] = new + 1;
-        }
+        self.chains.insert(&mut self.table, name, value, id, name_hash, nv_hash);
     }
 }
 

@@ -13,26 +13,13 @@
 use super::instruction::{self, DecoderInstruction};
 use super::static_table;
 use super::{Cause, Error, integer, literal, prefix};
-use crate::field_codec::field_hash::hash;
-use crate::field_codec::table::{Entry, Table};
+use crate::field_codec::field_hash::{Chain, Chains, Links, hash};
+use crate::field_codec::table::Table;
 use crate::http3::stream_id::StreamId;
 
 /// The most field sections awaiting a Section Acknowledgment the encoder keeps; past it, it
 /// encodes without the dynamic table (see the module's budgets).
 pub const MAX_OUTSTANDING: usize = 1024;
-
-/// Hash chain heads per index.
-const BUCKETS: usize = 128;
-
-/// Hash chain links of one dynamic entry (absolute ids + 1; 0 ends a chain): the next older
-/// entry in the same bucket.
-#[derive(Clone, Copy, Default)]
-struct Links {
-    nv_hash: u32,
-    name_hash: u32,
-    nv_next: u64,
-    name_next: u64,
-}
 
 /// A field section sent with dynamic references, awaiting acknowledgment.
 #[derive(Clone, Copy, Debug)]
@@ -48,9 +35,8 @@ struct Outstanding {
 /// The QPACK encoder of one connection's outbound direction.
 pub struct Encoder {
     table: Table<Links>,
-    /// The newest entry (id + 1) of each (name, value) hash bucket, and of each name's.
-    nv_heads: [u64; BUCKETS],
-    name_heads: [u64; BUCKETS],
+    /// The table's index by name and by name and value.
+    chains: Chains,
     /// The most capacity we are willing to use.
     our_max: u64,
     /// §4.5.1.1's MaxEntries, from the peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY.
@@ -79,8 +65,7 @@ impl Encoder {
     pub fn new(max_capacity: u64) -> Encoder {
         Encoder {
             table: Table::new(0),
-            nv_heads: [0; BUCKETS],
-            name_heads: [0; BUCKETS],
+            chains: Chains::new(),
             our_max: max_capacity,
             max_entries: 0,
             max_blocked: 0,
@@ -184,38 +169,14 @@ impl Encoder {
     fn find(&self, name: &[u8], value: &[u8], usable_to: u64) -> (Option<u64>, Option<u64>) {
         let name_hash = hash(0, name);
         let nv_hash = hash(name_hash, value);
-        let full = self.walk(self.nv_heads[nv_hash as usize % BUCKETS], usable_to, |e| {
-            let hit = e.extra.nv_hash == nv_hash as u32
-                && self.table.name(e) == name
-                && self.table.value(e) == value;
-            (hit, e.extra.nv_next)
+        let table = &self.table;
+        let full = self.chains.find(table, Chain::NameValue(nv_hash), |id, e| {
+            id < usable_to && table.name(e) == name && table.value(e) == value
         });
-        let named = self.walk(self.name_heads[name_hash as usize % BUCKETS], usable_to, |e| {
-            (e.extra.name_hash == name_hash as u32 && self.table.name(e) == name, e.extra.name_next)
-        });
+        let named = self
+            .chains
+            .find(table, Chain::Name(name_hash), |id, e| id < usable_to && table.name(e) == name);
         (full, named.or(full))
-    }
-
-    /// The newest entry of the chain from `head` below `usable_to` that `test` accepts (`test`
-    /// also gives the next link). A chain runs from newer to older entries, so the first
-    /// evicted one ends it.
-    fn walk(
-        &self,
-        head: u64,
-        usable_to: u64,
-        test: impl Fn(&Entry<Links>) -> (bool, u64),
-    ) -> Option<u64> {
-        let mut link = head;
-        while link != 0 {
-            let id = link - 1;
-            let e = self.table.by_id(id)?;
-            let (hit, next) = test(e);
-            if hit && id < usable_to {
-                return Some(id);
-            }
-            link = next;
-        }
-        None
     }
 
     /// Encodes one field section for `stream` into `dst` (appended): the prefix, then a line
@@ -317,17 +278,7 @@ impl Encoder {
         }
         let name_hash = hash(0, name);
         let nv_hash = hash(name_hash, value);
-        let (nb, vb) = (name_hash as usize % BUCKETS, nv_hash as usize % BUCKETS);
-        let links = Links {
-            nv_hash: nv_hash as u32,
-            name_hash: name_hash as u32,
-            nv_next: self.nv_heads[vb],
-            name_next: self.name_heads[nb],
-        };
-        if let Some(new) = self.table.insert(name, value, 0, links) {
-            self.nv_heads[vb] = new + 1;
-            self.name_heads[nb] = new + 1;
-        }
+        self.chains.insert(&mut self.table, name, value, 0, name_hash, nv_hash);
         Some(id)
     }
 
