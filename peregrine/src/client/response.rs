@@ -16,6 +16,7 @@ pub(crate) fn owned(head: &ResponseHead<'_>, body: Body) -> Result<Response, Err
     let status = StatusCode::from_u16(head.status())
         .map_err(|_| Error::new(Kind::Protocol, "invalid status code"))?;
     let mut response = Response::with_status(status, body);
+    response.set_version(head.version());
     let headers = response.headers_mut();
     for (name, value) in head.headers() {
         // Both were checked by the parser or the HPACK decoder with the rules these

@@ -3,6 +3,7 @@
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 
+use crate::Version;
 use crate::body::{Body, BodyError};
 use crate::websocket::OnUpgrade;
 
@@ -36,6 +37,8 @@ pub struct Response {
     /// upgrade ([`WebSocketUpgrade::on_upgrade`](crate::websocket::WebSocketUpgrade::on_upgrade));
     /// boxed, so a response stays one pointer larger for it.
     upgrade: Option<Box<OnUpgrade>>,
+    /// The version a client received it in (a byte beside the status: no larger response).
+    version: Version,
 }
 
 impl Response {
@@ -47,13 +50,20 @@ impl Response {
             headers: HeaderList::new(),
             body: body.into(),
             upgrade: None,
+            version: Version::Http11,
         }
     }
 
     /// A response with `status` and `body`.
     #[inline]
     pub fn with_status(status: StatusCode, body: impl Into<Body>) -> Response {
-        Response { status, headers: HeaderList::new(), body: body.into(), upgrade: None }
+        Response {
+            status,
+            headers: HeaderList::new(),
+            body: body.into(),
+            upgrade: None,
+            version: Version::Http11,
+        }
     }
 
     /// Adds a header field (keeping any others of the same name) and returns the response.
@@ -93,6 +103,24 @@ impl Response {
     /// Sets the status code.
     pub fn set_status(&mut self, status: StatusCode) {
         self.status = status;
+    }
+
+    /// The protocol version of a response the client received: the one it came in (HTTP/3
+    /// after an `Alt-Svc` switch, say). A response a handler builds says HTTP/1.1; the server
+    /// sends it in its connection's version whatever this says.
+    ///
+    /// # Examples
+    /// ```
+    /// use peregrine::{Response, Version};
+    /// assert_eq!(Response::new("hi").version(), Version::Http11);
+    /// ```
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Sets the version a client received the response in.
+    pub(crate) fn set_version(&mut self, version: Version) {
+        self.version = version;
     }
 
     /// The header fields.
@@ -190,6 +218,7 @@ impl<B: Into<Body>> From<http::Response<B>> for Response {
             headers: parts.headers.into(),
             body: body.into(),
             upgrade: None,
+            version: Version::Http11,
         }
     }
 }
@@ -198,6 +227,7 @@ impl From<Response> for http::Response<Body> {
     fn from(res: Response) -> Self {
         let mut out = http::Response::new(res.body);
         *out.status_mut() = res.status;
+        *out.version_mut() = res.version.into();
         let map = out.headers_mut();
         for (name, value) in res.headers {
             map.append(name, value);
