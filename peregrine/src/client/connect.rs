@@ -75,11 +75,13 @@ fn handshake_error(e: io::Error) -> Error {
     Error::with_source(Kind::Tls, "the connection failed during the TLS handshake", e)
 }
 
-/// A QUIC connection to `origin` (the host resolved, each address tried in turn, the TLS
-/// handshake inside) within `timeout`.
+/// A QUIC connection for `origin` to `host:port` (the origin's own, or its alternative
+/// service's: the host resolved, each address tried in turn, the TLS handshake inside) within
+/// `timeout`. TLS names and verifies the origin's host either way (RFC 7838 §2.1).
 #[cfg(feature = "http3")]
 pub(crate) async fn quic(
     origin: &Origin,
+    (host, port): (&str, u16),
     config: &quinn::ClientConfig,
     timeout: Duration,
 ) -> Result<(quinn::Endpoint, quinn::Connection), Error> {
@@ -87,7 +89,7 @@ pub(crate) async fn quic(
     if server_name(origin.host()).is_none() {
         return Err(Error::new(Kind::Request, "the host is not a valid TLS server name"));
     }
-    let attempt = quic_connect::connect(origin.host(), origin.port(), origin.host(), config);
+    let attempt = quic_connect::connect(host, port, origin.host(), config);
     match tokio::time::timeout(timeout, attempt).await {
         Ok(Ok(pair)) => Ok(pair),
         Ok(Err(E::Resolve(e))) => {

@@ -70,6 +70,14 @@
 //! response, or the rest of its body, is awaited). Every failure is an [`Error`] whose
 //! predicates say what happened; nothing panics on what a server sends.
 //!
+//! # HTTP/3
+//!
+//! With the `http3` feature, a client speaks HTTP/3 to every origin when built with
+//! [`ClientBuilder::http3_only`], or to the `https` origins that advertise it with `Alt-Svc`
+//! when built with [`ClientBuilder::http3_alt_svc`]: the first request goes over TCP, the next
+//! over QUIC to the advertised alternative, and back to TCP, silently, when QUIC cannot be
+//! reached. Either way an HTTP/3 connection is pooled and shared as an HTTP/2 one is.
+//!
 //! # Retries
 //!
 //! A request is sent again, once, on a new connection when the server cannot have processed
@@ -78,6 +86,10 @@
 //! connection as the request went out), or any request HTTP/2 refused (REFUSED_STREAM, or
 //! above a GOAWAY's last stream id: RFC 9113 §8.7). A streamed request body is never replayed.
 
+#[cfg(feature = "http3")]
+mod alt_svc;
+#[cfg(feature = "http3")]
+mod alternative;
 pub mod conn;
 mod connect;
 pub(crate) mod error;
@@ -128,6 +140,9 @@ struct Inner {
     config: Config,
     pool: Arc<Pool>,
     request_timeout: Option<Duration>,
+    /// `Alt-Svc` discovery, when turned on ([`ClientBuilder::http3_alt_svc`]).
+    #[cfg(feature = "http3")]
+    alt_svc: Option<alternative::AltSvc>,
     /// `config` for WebSockets, each made at its first use: HTTP/1.1 only; HTTP/2 where the
     /// server allows (ALPN offering both on `https`, h2c by prior knowledge on `http`).
     ws_config: std::sync::OnceLock<Config>,
@@ -160,6 +175,7 @@ impl Default for Client {
 /// | idle HTTP/1.1 connections per origin | 32 |
 /// | pool idle timeout | 90 s |
 /// | versions | HTTP/1.1, and HTTP/2 where `https` ALPN chooses it |
+/// | HTTP/3 through `Alt-Svc` | off ([`ClientBuilder::http3_alt_svc`]) |
 /// | TLS roots | Mozilla's (`webpki-roots`) |
 ///
 /// # Examples
@@ -177,6 +193,8 @@ pub struct ClientBuilder {
     max_idle: usize,
     idle_timeout: Duration,
     request_timeout: Option<Duration>,
+    alt_svc: bool,
+    alt_svc_timeout: Duration,
 }
 
 impl ClientBuilder {
@@ -236,9 +254,10 @@ impl ClientBuilder {
     }
 
     /// Speak HTTP/3 only (RFC 9114): QUIC to the `https` origin's UDP port with ALPN `h3`,
-    /// one connection per origin carrying concurrent requests as HTTP/2's does (no `Alt-Svc`
-    /// discovery: the server is known to speak it). `http` URLs fail with
-    /// [`Error::is_request`]: HTTP/3 has no cleartext form. Needs the `http3` feature.
+    /// one connection per origin carrying concurrent requests as HTTP/2's does (the server
+    /// is known to speak it; [`http3_alt_svc`](Self::http3_alt_svc) discovers it instead).
+    /// `http` URLs fail with [`Error::is_request`]: HTTP/3 has no cleartext form. Needs the
+    /// `http3` feature.
     ///
     /// # Examples
     /// ```
@@ -247,6 +266,49 @@ impl ClientBuilder {
     /// ```
     pub fn http3_only(mut self) -> Self {
         self.config = self.config.versions(Versions::Http3Only);
+        self
+    }
+
+    /// Switch to HTTP/3 where an `https` origin advertises it with `Alt-Svc` (RFC 7838, RFC
+    /// 9114 §3.1.1), as browsers and `curl --alt-svc` do. Off by default. Needs the `http3`
+    /// feature (without it the setting does nothing), and applies with the default versions
+    /// (not with [`http1_only`](Self::http1_only) and the like).
+    ///
+    /// - The client reads `Alt-Svc` on the HTTP/1.1 and HTTP/2 responses of `https` origins
+    ///   and keeps, per origin, the first `h3` alternative with its expiry (`ma`, 24 hours
+    ///   when absent, less the response's `Age`); `clear`, or a field with no `h3`, forgets
+    ///   the origin; a malformed field is ignored (the response is unaffected).
+    /// - The next requests to that origin go over HTTP/3 to the alternative (which may be
+    ///   another port or host: TLS still names and verifies the origin's host, RFC 7838
+    ///   §2.1), on one pooled connection carrying concurrent requests; the response's
+    ///   [`version`](crate::Response::version) says HTTP/3.
+    /// - When the QUIC connection cannot be made within
+    ///   [`http3_alt_svc_timeout`](Self::http3_alt_svc_timeout) (UDP blocked, nothing
+    ///   listening, a failed handshake), the request goes over TCP as if nothing happened,
+    ///   and the alternative is left alone for 5 minutes, doubling with each failure in a
+    ///   row (to about 21 hours); a connection that works resets that.
+    /// - At most 256 origins are remembered, in memory; past that a new one evicts the entry
+    ///   that expires first. `persist` is read but not acted on: the client does not watch
+    ///   for network changes, so an entry lasts until its `ma` runs out.
+    ///
+    /// The request itself carries no `Alt-Used` field (RFC 7838 §5 makes it a SHOULD; a
+    /// server needs it only to tell alternatives apart).
+    ///
+    /// # Examples
+    /// ```
+    /// let client = peregrine::client::Client::builder().http3_alt_svc(true).build();
+    /// # drop(client);
+    /// ```
+    pub fn http3_alt_svc(mut self, enabled: bool) -> Self {
+        self.alt_svc = enabled;
+        self
+    }
+
+    /// How long a QUIC connection attempt to an `Alt-Svc` alternative may take (handshake
+    /// included) before the request goes over TCP instead (default 3 s): a network that
+    /// drops UDP shows only as silence, so this is what that costs one request.
+    pub fn http3_alt_svc_timeout(mut self, d: Duration) -> Self {
+        self.alt_svc_timeout = d;
         self
     }
 
@@ -265,10 +327,17 @@ impl ClientBuilder {
     /// The client.
     pub fn build(self) -> Client {
         let pool = Arc::new(Pool::new(self.max_idle, self.idle_timeout));
+        #[cfg(feature = "http3")]
+        let alt_svc = (self.alt_svc && self.config.versions_value() == Versions::Auto)
+            .then(|| alternative::AltSvc::new(self.alt_svc_timeout));
+        #[cfg(not(feature = "http3"))]
+        let _ = (self.alt_svc, self.alt_svc_timeout);
         let inner = Inner {
             config: self.config,
             pool,
             request_timeout: self.request_timeout,
+            #[cfg(feature = "http3")]
+            alt_svc,
             ws_config: std::sync::OnceLock::new(),
             ws_h2_config: std::sync::OnceLock::new(),
             ws_h2c_config: std::sync::OnceLock::new(),
@@ -299,6 +368,8 @@ impl Client {
             max_idle: 32,
             idle_timeout: Duration::from_secs(90),
             request_timeout: None,
+            alt_svc: false,
+            alt_svc_timeout: Duration::from_secs(3),
         }
     }
 
@@ -357,8 +428,41 @@ impl Client {
         }
     }
 
-    /// One attempt: a pooled connection (unless `fresh`) or a new one.
+    /// One attempt: over the origin's HTTP/3 alternative when [`Client`] uses `Alt-Svc`
+    /// and one is known (unless `fresh`), else to the origin; a response from the origin
+    /// teaches the `Alt-Svc` cache.
     async fn attempt(
+        &self,
+        out: &Outgoing,
+        body: OutBody,
+        fresh: bool,
+    ) -> Result<Response, (Error, Via)> {
+        #[cfg(feature = "http3")]
+        if let Some(alt) = &self.inner.alt_svc {
+            let parts = out.parts();
+            if parts.scheme != Scheme::Https {
+                return self.attempt_origin(out, body, fresh).await;
+            }
+            let body = if fresh {
+                body
+            } else {
+                let config = &self.inner.config;
+                match alt.send(&self.inner.pool, config, &parts, out, body).await {
+                    alternative::Outcome::Sent(r) => return r.map_err(|e| (e, Via::H2)),
+                    alternative::Outcome::Origin(body) => body,
+                }
+            };
+            let result = self.attempt_origin(out, body, fresh).await;
+            if let Ok(response) = &result {
+                alt.learn(&parts, response);
+            }
+            return result;
+        }
+        self.attempt_origin(out, body, fresh).await
+    }
+
+    /// One attempt to the origin: a pooled connection (unless `fresh`) or a new one.
+    async fn attempt_origin(
         &self,
         out: &Outgoing,
         body: OutBody,
@@ -405,9 +509,22 @@ impl Client {
         }
     }
 
-    /// Idle HTTP/1.1 connections and open HTTP/2 connections in the pool.
+    /// Idle HTTP/1.1 connections and open shared (HTTP/2 and HTTP/3) connections in the
+    /// pool.
     pub fn pool_size(&self) -> (usize, usize) {
         self.inner.pool.counts()
+    }
+
+    /// Until when `url`'s origin's `Alt-Svc` alternative is left alone after a failed
+    /// connection attempt ([`ClientBuilder::http3_alt_svc`]); `None` when it is not broken,
+    /// not known, or the client does not use `Alt-Svc`.
+    pub fn alt_svc_broken_until(&self, url: &str) -> Option<std::time::Instant> {
+        #[cfg(feature = "http3")]
+        if let (Some(alt), Ok(parts)) = (&self.inner.alt_svc, origin::UrlParts::parse(url)) {
+            return alt.cache.broken_until(&parts);
+        }
+        let _ = url;
+        None
     }
 }
 

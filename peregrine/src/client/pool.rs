@@ -4,6 +4,10 @@
 //! server's limit; another opens when all are full). A connection the server closed (end of
 //! input, unexpected bytes, GOAWAY) is never handed out: each idle HTTP/1.1 connection is
 //! checked without waiting when it is taken.
+//!
+//! Beside them, per origin, the HTTP/3 connections to its alternative service (RFC 7838,
+//! learned from `Alt-Svc`): shared as HTTP/2 ones are, and opened one at a time the same way,
+//! but asked for only when the client routes a request there.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -33,6 +37,10 @@ struct Entry {
     h1_seen: bool,
     /// A request is opening an HTTP/2 connection; the others wait for it.
     connecting: Option<Arc<Notify>>,
+    /// HTTP/3 connections to the origin's alternative service.
+    alt: Vec<Arc<Shared>>,
+    /// A request is opening a connection to the alternative; the others wait for it.
+    alt_connecting: Option<Arc<Notify>>,
 }
 
 impl Entry {
@@ -44,6 +52,8 @@ impl Entry {
             h2_seen: false,
             h1_seen: false,
             connecting: None,
+            alt: Vec::new(),
+            alt_connecting: None,
         }
     }
 }
@@ -69,21 +79,33 @@ pub(crate) enum Checkout {
     Connect(Option<ConnectGuard>),
 }
 
-/// Held by the request opening an origin's HTTP/2 connection; dropping it wakes the waiters.
+/// Held by the request opening an origin's HTTP/2 connection (or, with `alt`, the connection
+/// to its alternative service); dropping it wakes the waiters.
 pub(crate) struct ConnectGuard {
     pool: Arc<Pool>,
     origin: Origin,
+    alt: bool,
 }
 
 impl Drop for ConnectGuard {
     fn drop(&mut self) {
         let mut entries = self.pool.lock();
         if let Some(e) = entries.iter_mut().find(|e| e.origin == self.origin) {
-            if let Some(n) = e.connecting.take() {
+            let connecting = if self.alt { &mut e.alt_connecting } else { &mut e.connecting };
+            if let Some(n) = connecting.take() {
                 n.notify_waiters();
             }
         }
     }
+}
+
+/// What a request routed to an origin's alternative service does after asking the pool.
+#[cfg(feature = "http3")]
+pub(crate) enum AltCheckout {
+    /// Use this HTTP/3 connection.
+    Ready(Arc<Shared>),
+    /// Open one (the other requests for the alternative wait until the guard is dropped).
+    Connect(ConnectGuard),
 }
 
 /// The pool; see the [module docs](self).
@@ -142,6 +164,7 @@ impl Pool {
                         return Checkout::Connect(Some(ConnectGuard {
                             pool: self.clone(),
                             origin,
+                            alt: false,
                         }));
                     }
                     Some(n) => notify = n.clone(),
@@ -156,6 +179,76 @@ impl Pool {
             }
             notified.await;
         }
+    }
+
+    /// An HTTP/3 connection to `parts`'s alternative service with room, if there is one.
+    #[cfg(feature = "http3")]
+    pub(crate) fn alt(&self, parts: &UrlParts<'_>) -> Option<Arc<Shared>> {
+        let mut entries = self.lock();
+        let entry = entries.iter_mut().find(|e| e.origin.matches(parts))?;
+        entry.alt.retain(|s| !s.is_done());
+        entry.alt.iter().find(|s| s.has_room()).cloned()
+    }
+
+    /// An HTTP/3 connection to `parts`'s alternative service, or the turn to open one: only
+    /// one request opens a connection at a time, the others wait for it and share it.
+    #[cfg(feature = "http3")]
+    pub(crate) async fn get_alt(self: &Arc<Pool>, parts: &UrlParts<'_>) -> AltCheckout {
+        loop {
+            let notify;
+            {
+                let mut entries = self.lock();
+                let i = match entries.iter().position(|e| e.origin.matches(parts)) {
+                    Some(i) => i,
+                    None => {
+                        let origin = Origin::new(parts.scheme, parts.host, parts.port);
+                        entries.push(Entry::new(origin));
+                        entries.len() - 1
+                    }
+                };
+                let entry = &mut entries[i];
+                entry.alt.retain(|s| !s.is_done());
+                if let Some(s) = entry.alt.iter().find(|s| s.has_room()) {
+                    return AltCheckout::Ready(s.clone());
+                }
+                match &entry.alt_connecting {
+                    None => {
+                        entry.alt_connecting = Some(Arc::new(Notify::new()));
+                        let origin = entry.origin.clone();
+                        return AltCheckout::Connect(ConnectGuard {
+                            pool: self.clone(),
+                            origin,
+                            alt: true,
+                        });
+                    }
+                    Some(n) => notify = n.clone(),
+                }
+            }
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            // Registered before looking again, so a wake-up in between is not missed.
+            notified.as_mut().enable();
+            if !self.lock().iter().any(|e| e.origin.matches(parts) && e.alt_connecting.is_some()) {
+                continue;
+            }
+            notified.await;
+        }
+    }
+
+    /// Adds a new HTTP/3 connection to `origin`'s alternative service.
+    #[cfg(feature = "http3")]
+    pub(crate) fn add_alt(&self, origin: &Origin, shared: Arc<Shared>) {
+        let mut entries = self.lock();
+        let i = match entries.iter().position(|e| e.origin == *origin) {
+            Some(i) => i,
+            None => {
+                entries.push(Entry::new(origin.clone()));
+                entries.len() - 1
+            }
+        };
+        let e = &mut entries[i];
+        e.alt.retain(|s| !s.is_done());
+        e.alt.push(shared);
     }
 
     /// A connection to `parts`'s origin: an HTTP/2 one with room, else the most recently used
@@ -193,6 +286,8 @@ impl Pool {
                 || !e.h2.is_empty()
                 || e.h2_seen
                 || e.connecting.is_some()
+                || !e.alt.is_empty()
+                || e.alt_connecting.is_some()
                 || e.origin == *conn.origin()
         });
         let entry = match entries.iter().position(|e| e.origin == *conn.origin()) {
@@ -231,11 +326,12 @@ impl Pool {
         e.h2_seen = true;
     }
 
-    /// Idle HTTP/1.1 and open HTTP/2 connections held (tests and stats).
+    /// Idle HTTP/1.1 and open shared (HTTP/2 and HTTP/3) connections held (tests and stats).
     pub(crate) fn counts(&self) -> (usize, usize) {
         let entries = self.lock();
         let idle = entries.iter().map(|e| e.idle.len()).sum();
-        let h2 = entries.iter().map(|e| e.h2.iter().filter(|s| !s.is_done()).count()).sum();
-        (idle, h2)
+        let open = |v: &[Arc<Shared>]| v.iter().filter(|s| !s.is_done()).count();
+        let shared = entries.iter().map(|e| open(&e.h2) + open(&e.alt)).sum();
+        (idle, shared)
     }
 }

@@ -119,7 +119,9 @@ pub enum Versions {
     /// `h2`.
     Http2Only,
     /// HTTP/3 over QUIC (RFC 9114), `https` only, with ALPN `h3`: the server is known to speak
-    /// it (RFC 9114 §3.1; no `Alt-Svc` discovery). Needs the crate's `http3` feature.
+    /// it (RFC 9114 §3.1; the pooled client can discover it through `Alt-Svc` instead:
+    /// [`ClientBuilder::http3_alt_svc`](super::ClientBuilder::http3_alt_svc)). Needs the
+    /// crate's `http3` feature.
     Http3Only,
 }
 
@@ -283,14 +285,15 @@ impl Config {
         built.clone().map_err(|e| Error::with_source(Kind::Tls, "TLS configuration", e))
     }
 
-    /// The QUIC configuration for HTTP/3 connections: the rustls configuration (ALPN `h3`)
-    /// and the idle timeout, built once.
+    /// The QUIC configuration for HTTP/3 connections: a rustls configuration of its own
+    /// (ALPN `h3` alone, whatever [`Config::versions`] offers over TCP: an alternative service
+    /// is reached over QUIC while the origin speaks HTTP/2) and the idle timeout, built once.
     #[cfg(feature = "http3")]
     fn quic(&self) -> Result<quinn::ClientConfig, Error> {
-        let tls = self.rustls()?;
-        let built = self
-            .quic
-            .get_or_init(|| crate::net::quic_connect::client_config(tls, self.read_timeout));
+        let built = self.quic.get_or_init(|| {
+            let tls = self.tls.rustls_config(Alpn::Http3).map_err(|e| e.to_string())?;
+            crate::net::quic_connect::client_config(tls, self.read_timeout)
+        });
         built.clone().map_err(|e| Error::with_source(Kind::Tls, "QUIC's TLS configuration", e))
     }
 
@@ -496,22 +499,46 @@ impl Connection {
 
     /// HTTP/3: a QUIC connection (TLS 1.3 inside, ALPN `h3`) within the connect and handshake
     /// timeouts together, then our control and QPACK streams.
-    #[cfg(feature = "http3")]
     async fn connect_h3(
         origin: &Origin,
         prelude: RequestPrelude,
         config: &Config,
     ) -> Result<Connection, Error> {
+        let timeout = config.connect_timeout + config.tls_handshake_timeout;
+        let dial = (origin.host(), origin.port());
+        Connection::connect_quic(origin, dial, prelude, config, timeout).await
+    }
+
+    /// An HTTP/3 connection to `origin`'s alternative service at `host:port` (RFC 7838 §2):
+    /// QUIC to there, within `timeout`, with TLS naming and verifying the origin's host (SNI
+    /// and certificate, RFC 7838 §2.1) and requests carrying the origin as `:authority`; the
+    /// connection belongs to the origin.
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    #[cfg(feature = "http3")]
+    pub(crate) async fn connect_alternative(
+        origin: &Origin,
+        (host, port): (&str, u16),
+        config: &Config,
+        timeout: Duration,
+    ) -> Result<Connection, Error> {
+        Connection::connect_quic(origin, (host, port), prelude(origin)?, config, timeout).await
+    }
+
+    #[cfg(feature = "http3")]
+    async fn connect_quic(
+        origin: &Origin,
+        dial: (&str, u16),
+        prelude: RequestPrelude,
+        config: &Config,
+        timeout: Duration,
+    ) -> Result<Connection, Error> {
         if origin.scheme() != Scheme::Https {
             return Err(Error::new(Kind::Request, "HTTP/3 needs an https URL (RFC 9114 §3.1)"));
         }
         let quic = config.quic()?;
-        let (endpoint, conn) = super::connect::quic(
-            origin,
-            &quic,
-            config.connect_timeout + config.tls_handshake_timeout,
-        )
-        .await?;
+        let (endpoint, conn) = super::connect::quic(origin, dial, &quic, timeout).await?;
         let h3 = H3::new(
             endpoint,
             conn,
@@ -526,7 +553,13 @@ impl Connection {
     }
 
     #[cfg(not(feature = "http3"))]
-    async fn connect_h3(_: &Origin, _: RequestPrelude, _: &Config) -> Result<Connection, Error> {
+    async fn connect_quic(
+        _: &Origin,
+        _: (&str, u16),
+        _: RequestPrelude,
+        _: &Config,
+        _: Duration,
+    ) -> Result<Connection, Error> {
         Err(Error::new(Kind::Request, "built without the http3 feature"))
     }
 
