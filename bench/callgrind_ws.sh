@@ -9,9 +9,12 @@
 # cancelled out:
 #   s20   100 connections x 20-byte binary messages
 #   s16k  100 connections x 16 KiB binary messages
+#   json1k          100 connections x 1 KiB JSON-like text messages
+#   json1k-deflate  the same with permessage-deflate
 #
 # usage: bench/callgrind_ws.sh [BIN]     (N=20000; BIN defaults to the release ws_echo example)
 #        SHAPES=s20 N=50000 bench/callgrind_ws.sh
+#        SHAPES="json1k json1k-deflate" bench/callgrind_ws.sh   (the cost of compression)
 #        ARGS= bench/callgrind_ws.sh target/release/examples/ws_fastwebsockets   (a peer)
 # Everything runs on 127.0.0.1; the server is stopped by PID at exit.
 set -euo pipefail
@@ -51,6 +54,8 @@ flags() {
     case $1 in
         s20) echo "-c 100 --size 20" ;;
         s16k) echo "-c 100 --size 16KiB" ;;
+        json1k) echo "-c 100 --size 1KiB --text" ;;
+        json1k-deflate) echo "-c 100 --size 1KiB --text --deflate" ;;
     esac
 }
 

@@ -25,8 +25,16 @@ mod imp {
     /// the receiver.
     const TAIL: [u8; 4] = [0x00, 0x00, 0xff, 0xff];
 
-    /// How much output space one inflate call gets: the unit of the size check.
+    /// The most output space one inflate call gets: the unit of the size check.
     const INFLATE_CHUNK: usize = 16 * 1024;
+
+    /// The output space of an inflate call's first round: this many times the compressed
+    /// input, then doubling while the rounds fill it, up to [`INFLATE_CHUNK`]. The room is
+    /// zeroed before zlib writes into it, so a small message must not pay for a whole chunk.
+    const INFLATE_RATIO: usize = 8;
+
+    /// The least output space of a round (the flush's 4-octet tail may release more).
+    const INFLATE_MIN: usize = 256;
 
     /// One end's compressor.
     pub struct Compressor {
@@ -141,10 +149,12 @@ mod imp {
             if out.len() > limit {
                 return Err(Error::MessageTooBig);
             }
+            let mut chunk =
+                input.len().saturating_mul(INFLATE_RATIO).clamp(INFLATE_MIN, INFLATE_CHUNK);
             while !self.ended {
                 let start = out.len();
                 // One octet of room past the limit: producing it proves the message too big.
-                let room = limit.saturating_sub(start).saturating_add(1).min(INFLATE_CHUNK);
+                let room = limit.saturating_sub(start).saturating_add(1).min(chunk);
                 out.resize(start + room, 0);
                 let (in_before, out_before) = (self.inner.total_in(), self.inner.total_out());
                 let status = self.inner.decompress(input, &mut out[start..], FlushDecompress::None);
@@ -165,6 +175,7 @@ mod imp {
                 if (input.is_empty() && made < room) || (used == 0 && made == 0) {
                     break;
                 }
+                chunk = chunk.saturating_mul(2).min(INFLATE_CHUNK);
             }
             Ok(())
         }
