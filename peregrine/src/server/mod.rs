@@ -108,6 +108,7 @@ pub struct Server {
     metrics_extra: Option<MetricsExtra>,
     fixed: Vec<(String, crate::Response)>,
     /// HTTP/3 on UDP beside every TLS listener.
+    #[cfg(feature = "http3")]
     http3: bool,
 }
 
@@ -176,6 +177,7 @@ impl Server {
             metrics: None,
             metrics_extra: None,
             fixed: Vec::new(),
+            #[cfg(feature = "http3")]
             http3: false,
         }
     }
