@@ -369,3 +369,33 @@ fn response_trailers_end_the_stream() {
         }
     });
 }
+
+/// A client that ends its side of the TCP connection after its request (`shutdown(SHUT_WR)`)
+/// and reads slowly still gets the whole response: the server's close waits until the last
+/// frames have left its buffers (RFC 9113 §6.8: the streams it accepted are answered). The body
+/// is larger than what the connection queues (1 MiB) plus what the sockets hold, so its end is
+/// still in the server's write buffer when the stream completes.
+#[test]
+fn a_half_closed_client_reading_slowly_gets_the_whole_response() {
+    const LEN: usize = 8 << 20;
+    let body = || -> Vec<u8> { (0..LEN).map(|i| (i % 253) as u8).collect() };
+    let server = serve(move |_req: Request| async move { body() });
+    let mut c = RawClient::connect(server.local_addr());
+    use support::h2frames::{self, DATA, SETTINGS_INITIAL_WINDOW_SIZE};
+    h2frames::handshake(&mut c, &[(SETTINGS_INITIAL_WINDOW_SIZE, 1 << 30)]);
+    c.send(&h2frames::window_update(0, 1 << 30));
+    let mut encoder = peregrine::http2::hpack::Encoder::new();
+    let block = h2frames::request_block(&mut encoder, "GET", "/", &[]);
+    c.send(&h2frames::headers(1, &block, true));
+    c.tcp().shutdown(std::net::Shutdown::Write).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let (mut got, mut ended) = (Vec::new(), false);
+    while let Some(f) = h2frames::try_read(&mut c) {
+        if f.kind == DATA && f.stream == 1 {
+            got.extend_from_slice(&f.payload);
+            ended |= f.ends_stream();
+        }
+    }
+    assert_eq!((got.len(), ended), (LEN, true), "the response was cut");
+    assert!(got == body(), "the response's bytes differ");
+}

@@ -620,6 +620,17 @@ impl Conn {
         self.streams.key(stream).map_or(0, |key| self.stream_capacity(key))
     }
 
+    /// What the peer's flow-control windows let `stream` send (the stream's and the
+    /// connection's, the smaller), whatever room the send buffer has: 0 means only the
+    /// peer's WINDOW_UPDATE lets it send again (RFC 9113 §6.9). 0 for an unknown stream.
+    pub fn send_window(&self, stream: StreamId) -> usize {
+        let conn = self.send_window.available() as usize;
+        self.streams
+            .key(stream)
+            .and_then(|key| self.streams.slab.get(key))
+            .map_or(0, |s| (s.send.available() as usize).min(conn))
+    }
+
     /// Resets a stream (both roles): RST_STREAM(`reason`) is queued, the stream is closed and
     /// its unreleased received octets are returned to the connection window. Frames the peer
     /// still sends on it are ignored (RFC 9113 §5.1). Resetting an unknown or finished stream

@@ -297,10 +297,18 @@ impl<H: Handler> H2Conn<H> {
         if self.conn().is_closed() && self.wpos >= self.wbuf.len() {
             return Turn::Done;
         }
-        if self.read_closed && self.tasks.live() == 0 {
+        // The client's end of stream: done once every response is complete and written
+        // (RFC 9113 §6.8: the streams the server took are answered); a client that ended its
+        // side may still be reading.
+        if self.read_closed && self.tasks.live() == 0 && !self.has_output() {
             return Turn::Done;
         }
         if moved { Turn::Again } else { Turn::Wait }
+    }
+
+    /// Whether frames wait for the socket, in the write buffer or in the connection.
+    fn has_output(&mut self) -> bool {
+        self.wpos < self.wbuf.len() || self.conn().buffered() > 0
     }
 
     /// New input is read only while the peer reads our output.
@@ -888,7 +896,9 @@ impl<H: Handler> H2Conn<H> {
     /// After the client's end of stream: resets the responses blocked on flow control, which
     /// no WINDOW_UPDATE can unblock any more (RFC 9113 §6.9), and the request bodies being
     /// drained, which can no longer end. Without this a client that closed (or was killed)
-    /// mid-response kept its streams until the stall timeout. True when one was reset.
+    /// mid-response kept its streams until the stall timeout. A response that waits for room
+    /// in the send buffer, its windows open, goes on: a client that ended its side may still
+    /// read. True when one was reset.
     ///
     /// A request body still being read cannot end either: it fails (incomplete), so its reader
     /// (a handler, or an extended CONNECT's WebSocket session, which would otherwise wait for
@@ -901,7 +911,9 @@ impl<H: Handler> H2Conn<H> {
                 // Ignored for a body that ended; the same error again for one that failed.
                 self.bodies.fail(usize::from(index), BodyErrorKind::Incomplete);
             }
-            if t.live && (t.stalled_since.is_some() || t.drain.is_some()) {
+            let shut = t.stalled_since.is_some()
+                && self.conn.as_ref().is_some_and(|c| c.send_window(t.stream) == 0);
+            if t.live && (shut || t.drain.is_some()) {
                 let stream = t.stream;
                 self.conn().reset(stream, Reason::CANCEL);
                 self.cancel(index);
