@@ -62,6 +62,8 @@ fn requests_in_flight_at_shutdown_all_complete() {
         assert_eq!(res.header("connection"), Some("close"), "connection {i}");
         assert!(c.closed_within(Duration::from_secs(2)));
     }
+    // The server's closes wait for the clients' end of stream (or the drain's deadline).
+    drop(busy);
     server.join().unwrap();
     // Nothing listens any more.
     assert!(std::net::TcpStream::connect(addr).is_err());

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use super::transport::Transport;
 
-/// Upper bound on the time a lingering close waits for the client's end of stream.
+/// Upper bound on the time a lingering close waits for the client's end of stream, outside a
+/// drain (during one it waits until the drain's deadline: `server::worker`'s `linger_deadline`).
 pub(crate) const LINGER: Duration = Duration::from_secs(1);
 
 /// Upper bound on what a lingering close reads and drops; past it the connection waits

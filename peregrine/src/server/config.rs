@@ -70,7 +70,9 @@ pub struct Config {
     pub drain_grace: Duration,
     /// On graceful shutdown, how long in-flight requests may take, once the listeners have
     /// closed (after [`drain_grace`](Self::drain_grace)), before their connections are
-    /// dropped. Default 10 s.
+    /// dropped. Until then a connection the drain closed also waits for its client's end of
+    /// stream (a lingering close), so a client slow to read its last response is not reset.
+    /// Default 10 s.
     pub shutdown_timeout: Duration,
     /// Serve HTTP/2: chosen by ALPN (`h2`) on TLS, and on plain TCP by the client preface or
     /// an `Upgrade: h2c` (see [`h2c`](Self::h2c)). Default on.

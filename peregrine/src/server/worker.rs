@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Waker;
 
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::access_log::AccessLog;
 use super::buffers::BufPool;
@@ -27,6 +28,7 @@ use super::ops::Ops;
 use super::proxy::ProxyProtocol;
 use super::shutdown::ShutdownSignal;
 use crate::http1::{self, LastHead};
+use crate::net::linger::LINGER;
 use crate::websocket::{BufferPool, Drain};
 
 /// A worker gives freed memory back to the kernel when its connections fall to a quarter of a
@@ -112,6 +114,8 @@ pub(crate) struct Worker {
     draining: Cell<bool>,
     /// Set once the drain's grace period is over: stop accepting, close idle connections.
     stopping: Cell<bool>,
+    /// During a drain: when the worker stops waiting for its connections and drops them.
+    drain_deadline: Cell<Option<Instant>>,
     /// Wakes the accept loops when accepting stops.
     stop_notify: Notify,
     /// The connections' entries, the idle ones in idle order (see [`IdleTable`]).
@@ -158,6 +162,7 @@ impl Worker {
             peak: Cell::new(0),
             draining: Cell::new(false),
             stopping: Cell::new(false),
+            drain_deadline: Cell::new(None),
             stop_notify: Notify::new(),
             idle_table: RefCell::default(),
             idle_notify: Notify::new(),
@@ -169,6 +174,24 @@ impl Worker {
     #[inline]
     pub(crate) fn draining(&self) -> bool {
         self.draining.get()
+    }
+
+    /// Until when a lingering close that begins now waits for the client's end of stream
+    /// (see `net::linger`).
+    ///
+    /// Ordinarily [`LINGER`] (at most the head timeout). During a drain, until the drain's
+    /// deadline: the worker waits for its connections then anyway, and a close before the
+    /// client's end may meet a request the client sent before it read our last bytes (a
+    /// client slow to read, on a loaded machine); the reset that request draws discards what
+    /// our send queue still held of the last responses and GOAWAY (RFC 9113 §6.8, RFC 9112
+    /// §9.6).
+    pub(crate) fn linger_deadline(&self) -> Instant {
+        let now = Instant::now();
+        let short = now + LINGER.min(self.config.header_read_timeout);
+        match self.drain_deadline.get() {
+            Some(drain) if self.draining() => drain.max(short),
+            _ => short,
+        }
     }
 
     /// Whether accepting has stopped: connections close as soon as they are idle.
@@ -208,6 +231,9 @@ impl Worker {
     /// process, then no new streams): every connection waiting is woken to look.
     pub(crate) fn begin_drain(&self) {
         self.draining.set(true);
+        let config = &self.config;
+        self.drain_deadline
+            .set(Some(Instant::now() + config.drain_grace + config.shutdown_timeout));
         let wakers = self.idle_table.borrow_mut().take_wakers();
         wakers.into_iter().for_each(Waker::wake);
     }
@@ -217,6 +243,7 @@ impl Worker {
     pub(crate) fn stop_accepting(&self) {
         self.draining.set(true);
         self.stopping.set(true);
+        self.drain_deadline.set(Some(Instant::now() + self.config.shutdown_timeout));
         self.stop_notify.notify_waiters();
         let wakers = self.idle_table.borrow_mut().take_wakers();
         wakers.into_iter().for_each(Waker::wake);

@@ -51,7 +51,6 @@ use crate::date::ImfFixdate;
 use crate::handler::Handler;
 use crate::http1;
 use crate::http1::conn::Timeout;
-use crate::net::linger::LINGER;
 use crate::net::{Timer, Transport, WriteStall};
 use crate::request::Peer;
 use crate::websocket::{Handoff, OnUpgrade};
@@ -375,7 +374,7 @@ impl<H: Handler> H1Conn<H> {
             return Poll::Ready(Phase::Done);
         }
         self.release_buffers();
-        let deadline = Instant::now() + LINGER.min(self.worker.config.header_read_timeout);
+        let deadline = self.worker.linger_deadline();
         self.timer.set(deadline);
         Poll::Ready(Phase::Linger { discarded: 0, deadline })
     }

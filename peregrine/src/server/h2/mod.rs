@@ -36,7 +36,6 @@ use crate::handler::Handler;
 use crate::http2::{self, Event, HeadersKind, Reason, Role, StreamId};
 use crate::net::Transport;
 use crate::net::WriteStall;
-use crate::net::linger::LINGER;
 use crate::request::{H2Head, Peer, Request};
 use crate::response::IntoResponse;
 use crate::websocket::Handoff;
@@ -184,7 +183,7 @@ struct H2Conn<H: Handler> {
     /// Input octets this poll may still read (see `FAIR_SHARE`).
     share: usize,
     /// The connection is over, its write side shut: the lingering close's deadline and the
-    /// octets dropped so far (see `server::linger`).
+    /// octets dropped so far (see `net::linger`).
     linger: Option<(Instant, usize)>,
     /// The socket failed: nothing more to read or write.
     io_failed: bool,
@@ -224,8 +223,7 @@ impl<H: Handler> Future for H2Conn<H> {
                     if this.io_failed || this.read_closed {
                         return Poll::Ready(());
                     }
-                    let deadline =
-                        Instant::now() + LINGER.min(this.worker.config.header_read_timeout);
+                    let deadline = this.worker.linger_deadline();
                     this.linger = Some((deadline, 0));
                     this.release_memory();
                     return this.poll_linger(cx);
@@ -924,7 +922,7 @@ impl<H: Handler> H2Conn<H> {
     }
 
     /// The lingering close: drops what the client still sends until its end of stream or the
-    /// deadline (see `server::linger`).
+    /// deadline (see `net::linger`).
     fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let Some((deadline, discarded)) = &mut self.linger else { return Poll::Ready(()) };
         let deadline = *deadline;
