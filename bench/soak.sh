@@ -15,7 +15,8 @@
 # good requests, bytes, RSS after the warm-up, fds, p99, drain) are followed here by the
 # access logs': the plain server's two files hold one "soak-good" line per good request
 # answered and one 408 line per slowloris head cut; the TLS server's written lines plus the
-# dropped lines it reported equal its requests.
+# dropped lines it reported equal its requests, and it said the running count of dropped lines
+# while its disk stayed full.
 #
 # The warm-up after which RSS must stay within 10%: 10 minutes for a run of 30 minutes or more,
 # else a third of the run (1 minute for the 3-minute CI form).
@@ -140,6 +141,11 @@ check "full disk: the log filled and lines were dropped" "$([ "$dropped" -gt 0 ]
     "$(cat "$WORK/tls.df" 2>/dev/null | awk '{print $3 " KiB used of " $2}'); first error: $(grep -m1 'access log' "$WORK/tls.err" || echo none)"
 check "full disk: lines written + dropped reported = requests" \
     "$([ $((written + dropped)) = "$good_tls" ] && echo 1)" "$written + $dropped, $good_tls requests"
+# While the disk stays full the writer says its running count every 10 s ("still failing").
+running=$(grep -c 'access log: still failing' "$WORK/tls.err" || true)
+check "full disk: the running dropped count said while the disk stayed full" \
+    "$([ "$running" -gt 0 ] && echo 1)" \
+    "$running times; the last: $(grep 'access log: still failing' "$WORK/tls.err" | tail -1 | sed 's/.*): //')"
 panics=$(grep -c 'handler panicked' "$WORK/backend.err" || true)
 echo "backend: $panics handler panics, each answered 500 through the proxy ($(j "['good']['panic_proxy']['ok']") panic-path checks ok)"
 

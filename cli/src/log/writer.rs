@@ -9,18 +9,25 @@
 //! and the writer reports `N lines dropped` on stderr once it catches up. (Blocking would
 //! stall every worker behind the disk, the failure mode we want the log never to cause.) Lines
 //! a write fails to store (a full disk) are dropped and counted the same way: the first error
-//! is reported at once, the count once a write succeeds again or at exit.
+//! is reported at once, the running count every [`REPORT_EVERY`] while writes keep failing,
+//! and the total once a write succeeds again or at exit.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::console;
 
 /// Bytes of formatted lines waiting for the writer at most (about 20,000 combined lines).
 pub const MAX_PENDING: usize = 4 << 20;
+
+/// While writes keep failing (the disk stays full), how often the running count of the lines
+/// dropped is said on stderr: an operator watching sees the loss grow, not only its start and
+/// its end.
+pub const REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// Where the lines go.
 pub enum Dest {
@@ -148,7 +155,7 @@ fn open(path: &Path) -> io::Result<File> {
 fn write_loop(shared: &Shared, mut out: Box<dyn Write + Send>, path: Option<PathBuf>) {
     let mut batch = Vec::new();
     let mut reported = 0;
-    let mut failed = Failed::default();
+    let mut failed = Failed::new(REPORT_EVERY);
     loop {
         let (reopen, closing, dropped) = {
             let mut s = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -168,7 +175,7 @@ fn write_loop(shared: &Shared, mut out: Box<dyn Write + Send>, path: Option<Path
         }
         if !batch.is_empty() {
             match write_lines(&mut out, &batch) {
-                Ok(()) if failed.lost > 0 => failed.report("the log is writable again"),
+                Ok(()) if failed.lost > 0 => say(&failed.report("the log is writable again")),
                 Ok(()) => {}
                 Err((lost, e)) => failed.count(shared, lost, e),
             }
@@ -191,7 +198,7 @@ fn write_loop(shared: &Shared, mut out: Box<dyn Write + Send>, path: Option<Path
                 failed.count(shared, lost, e);
             }
             if failed.lost > 0 {
-                failed.report("at exit");
+                say(&failed.report("at exit"));
             }
             return;
         }
@@ -223,35 +230,63 @@ fn lines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-/// Lines lost to failed writes (a full disk, an I/O error) since the last report: the first
-/// failure is said at once, the count when a write succeeds again or at exit, so a full disk
-/// costs two lines on stderr, not one per batch.
-#[derive(Default)]
+/// Lines lost to failed writes (a full disk, an I/O error) since writes last worked: the first
+/// failure is said at once, the running count every `every` while writes keep failing, the
+/// total when a write succeeds again or at exit; so a full disk costs a line on stderr every
+/// `every`, not one per batch.
 struct Failed {
     lost: u64,
     error: Option<io::Error>,
+    every: Duration,
+    /// When the failure or its running count was last said.
+    said: Option<Instant>,
 }
 
 impl Failed {
-    fn count(&mut self, shared: &Shared, lost: u64, e: io::Error) {
-        shared.state.lock().unwrap_or_else(PoisonError::into_inner).lost += lost;
-        if self.error.is_none() {
-            console::err(format_args!(
-                "peregrine: access log: {e}: lines are dropped (and counted) until a write succeeds"
-            ));
-        }
-        self.lost += lost;
-        self.error = Some(e);
+    fn new(every: Duration) -> Failed {
+        Failed { lost: 0, error: None, every, said: None }
     }
 
-    fn report(&mut self, when: &str) {
-        let e = self.error.take().map_or_else(String::new, |e| e.to_string());
-        console::err(format_args!(
-            "peregrine: access log: {} lines dropped: {e} ({when})",
-            self.lost
-        ));
-        self.lost = 0;
+    fn count(&mut self, shared: &Shared, lost: u64, e: io::Error) {
+        shared.state.lock().unwrap_or_else(PoisonError::into_inner).lost += lost;
+        if let Some(line) = self.failed(lost, e, Instant::now()) {
+            say(&line);
+        }
     }
+
+    /// Counts the `lost` lines of a write that failed with `e` at `now`; the line to say, if
+    /// any.
+    fn failed(&mut self, lost: u64, e: io::Error, now: Instant) -> Option<String> {
+        self.lost += lost;
+        let line = match self.said {
+            None => Some(format!(
+                "peregrine: access log: {e}: lines are dropped (and counted) until a write succeeds"
+            )),
+            Some(at) if now.duration_since(at) >= self.every => Some(format!(
+                "peregrine: access log: still failing ({e}): {} lines dropped so far",
+                self.lost
+            )),
+            Some(_) => None,
+        };
+        if line.is_some() {
+            self.said = Some(now);
+        }
+        self.error = Some(e);
+        line
+    }
+
+    /// The total since writes began to fail, said once they work again (or at exit).
+    fn report(&mut self, when: &str) -> String {
+        let e = self.error.take().map_or_else(String::new, |e| e.to_string());
+        let line = format!("peregrine: access log: {} lines dropped: {e} ({when})", self.lost);
+        self.lost = 0;
+        self.said = None;
+        line
+    }
+}
+
+fn say(line: &str) {
+    console::err(format_args!("{line}"));
 }
 
 #[cfg(test)]
@@ -319,6 +354,58 @@ mod tests {
             let lost = sink.0.state.lock().unwrap().lost;
             assert_eq!(written, (room / 9).min(30) as u64, "room {room}");
             assert_eq!(written + lost, 30, "room {room}");
+        }
+    }
+
+    /// What a failing log says on stderr as writes fail and then work again: the first failure
+    /// at once, the running count each time `every` has passed since the last line said, the
+    /// total when a write succeeds (after which a failure is a first one again).
+    #[test]
+    fn a_full_disk_says_the_running_count_while_it_stays_full() {
+        /// At this second, a write fails and loses this many lines; `None`: a write works.
+        type Step = Option<(u64, u64)>;
+        const FIRST: &str = "peregrine: access log: No space left on device (os error 28): \
+                             lines are dropped (and counted) until a write succeeds";
+        fn so_far(n: u64) -> String {
+            format!(
+                "peregrine: access log: still failing (No space left on device (os error 28)): \
+                 {n} lines dropped so far"
+            )
+        }
+        fn total(n: u64) -> String {
+            format!(
+                "peregrine: access log: {n} lines dropped: No space left on device (os error 28) \
+                 (the log is writable again)"
+            )
+        }
+        let cases: [(&[Step], Vec<String>); 4] = [
+            (&[Some((0, 3))], vec![FIRST.into()]),
+            // Within the interval: counted, not said.
+            (&[Some((0, 3)), Some((4, 5)), Some((9, 1))], vec![FIRST.into()]),
+            (
+                &[Some((0, 3)), Some((4, 5)), Some((10, 2)), Some((15, 1)), Some((21, 4))],
+                vec![FIRST.into(), so_far(10), so_far(15)],
+            ),
+            (
+                &[Some((0, 3)), Some((10, 2)), None, Some((11, 1)), None],
+                vec![FIRST.into(), so_far(5), total(5), FIRST.into(), total(1)],
+            ),
+        ];
+        let start = Instant::now();
+        for (i, (steps, expect)) in cases.iter().enumerate() {
+            let mut failed = Failed::new(Duration::from_secs(10));
+            let mut said = Vec::new();
+            for step in *steps {
+                match *step {
+                    Some((at, lost)) => {
+                        let now = start + Duration::from_secs(at);
+                        let enospc = io::Error::from_raw_os_error(28);
+                        said.extend(failed.failed(lost, enospc, now));
+                    }
+                    None => said.push(failed.report("the log is writable again")),
+                }
+            }
+            assert_eq!(&said, expect, "case {i}");
         }
     }
 
