@@ -28,26 +28,27 @@ use crate::request::Request;
 use crate::response::Response;
 use crate::websocket::{CloseCode, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 
-/// Whether `req` opens a WebSocket: a `GET` whose `Connection` names `upgrade` and whose
-/// `Upgrade` names `websocket` over HTTP/1.1 (RFC 9110 §7.8: an `Upgrade` that `Connection`
-/// does not name is no request to switch, and goes on as a plain request without it), a
-/// `CONNECT` with `:protocol` `websocket` over HTTP/2 (the handshake's other rules are
-/// checked when it is accepted).
+/// Whether `req` opens a WebSocket: over HTTP/1.1 a `GET` asking to switch protocols (its
+/// `Connection` names `upgrade`: RFC 9110 §7.8, an `Upgrade` that `Connection` does not name
+/// is no request to switch, and goes on as a plain request without it; HTTP/1.0's is ignored)
+/// whose `Upgrade` names `websocket`; over HTTP/2 a `CONNECT` with `:protocol` `websocket`
+/// (the handshake's other rules are checked when it is accepted).
+///
+/// The parse's framing already judged `Connection` and found `Upgrade`
+/// ([`Request::asks_upgrade`]): a request without them, nearly every one, costs a flag read.
 pub(super) fn is_websocket(req: &Request) -> bool {
-    let names = |field: &str, token: &[u8]| {
-        req.headers()
-            .get_all(field)
-            .any(|v| v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token)))
-    };
     match req.version() {
         Version::Http2 => {
             req.method_str() == "CONNECT"
                 && req.protocol().is_some_and(|p| p.eq_ignore_ascii_case("websocket"))
         }
         _ => {
-            req.method_str() == "GET"
-                && names("connection", b"upgrade")
-                && names("upgrade", b"websocket")
+            req.asks_upgrade()
+                && req.method_str() == "GET"
+                && req.headers().get_all("upgrade").any(|v| {
+                    v.split(|&b| b == b',')
+                        .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"websocket"))
+                })
         }
     }
 }

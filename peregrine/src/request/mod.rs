@@ -78,12 +78,16 @@ pub(crate) struct HeadSpans {
     fields: Span,
     /// How many field lines it holds.
     field_count: u16,
+    /// An HTTP/1.1 request asking to switch protocols: an `Upgrade` field, and `upgrade`
+    /// among its `Connection` options (RFC 9110 §7.8), as the framing found them.
+    upgrade: bool,
 }
 
 impl HeadSpans {
-    /// Records the positions of `head`'s parts relative to `base`, the buffer it was parsed from.
+    /// Records the positions of `head`'s parts relative to `base`, the buffer it was parsed
+    /// from; `upgrade` is its framing's verdict (see [`RequestFraming`](crate::http1::RequestFraming)).
     #[inline]
-    pub(crate) fn from_head(base: &[u8], head: &RequestHead<'_, '_>) -> HeadSpans {
+    pub(crate) fn from_head(base: &[u8], head: &RequestHead<'_, '_>, upgrade: bool) -> HeadSpans {
         // The field lines run from the first field's name to the final empty line, which is
         // the last two bytes of the head (RFC 9112 §2.1).
         let fields = match head.headers.first() {
@@ -108,6 +112,7 @@ impl HeadSpans {
             protocol: OptSpan::NONE,
             fields,
             field_count: head.headers.len() as u16,
+            upgrade,
         }
     }
 
@@ -204,6 +209,8 @@ impl Request {
             protocol: OptSpan::new(protocol),
             fields,
             field_count,
+            // RFC 9113 §8.2.2: HTTP/2 has no Upgrade (extended CONNECT is its way).
+            upgrade: false,
         };
         Request::from_parts(arena.split().freeze(), spans, body)
     }
@@ -495,6 +502,14 @@ impl Request {
         req
     }
 
+    /// Whether the request asks to switch protocols (HTTP/1.1: an `Upgrade` field, and
+    /// `upgrade` among the `Connection` options, RFC 9110 §7.8), as its framing found when it
+    /// was parsed.
+    #[inline]
+    pub(crate) fn asks_upgrade(&self) -> bool {
+        self.spans.upgrade
+    }
+
     /// The protocol of an HTTP/2 extended CONNECT (`:protocol`, RFC 8441 §4), such as
     /// `websocket`; `None` for every other request.
     pub fn protocol(&self) -> Option<&str> {
@@ -650,6 +665,7 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             protocol: OptSpan::NONE,
             fields,
             field_count,
+            upgrade: asks_upgrade(version, &parts.headers),
         };
         Request {
             head: buf.freeze(),
@@ -660,6 +676,17 @@ impl<B: Into<Body>> From<http::Request<B>> for Request {
             secure: false,
         }
     }
+}
+
+/// Whether a request with `headers` asks to switch protocols, by the framing's rule: HTTP/1.1,
+/// an `Upgrade` field, and `upgrade` among the `Connection` options (RFC 9110 §7.8).
+fn asks_upgrade(version: Version, headers: &http::HeaderMap) -> bool {
+    let lists_upgrade = |v: &http::HeaderValue| {
+        v.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
+    };
+    version == Version::Http11
+        && headers.contains_key(http::header::UPGRADE)
+        && headers.get_all(http::header::CONNECTION).iter().any(lists_upgrade)
 }
 
 fn push(buf: &mut BytesMut, bytes: &[u8]) -> Span {

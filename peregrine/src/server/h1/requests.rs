@@ -315,7 +315,11 @@ fn next_of(buf: &[u8], received: &(usize, Option<Event<'_, '_>>), fixed: Option<
                 return Next::Fixed { index, is_head, len: used };
             }
             let framing = *framing;
-            Next::Request { spans: HeadSpans::from_head(buf, head), framing, len: used }
+            Next::Request {
+                spans: HeadSpans::from_head(buf, head, framing.upgrade),
+                framing,
+                len: used,
+            }
         }
         None if used == 0 => Next::Wait,
         None => Next::Used(used),
