@@ -90,7 +90,9 @@ impl Local {
             return;
         }
         let mut idle = lock(&self.idle);
-        let now = Instant::now();
+        // Idle since its last bytes came (the end of its response): the connection read the
+        // clock then, so no read here.
+        let now = conn.received_at();
         idle.retain(|c| now <= c.expires);
         let same = |c: &&Idle| c.leased.pool == leased.pool && c.leased.server == leased.server;
         if idle.iter().filter(same).count() >= max {

@@ -396,6 +396,8 @@ pub struct Connection {
     /// first wait after a read or a request (`armed`).
     deadline: Option<Instant>,
     armed: bool,
+    /// When the awaited response's head must have come by (see `expect_head_by`), and why.
+    head_by: Option<(Instant, &'static str)>,
     /// Since when the write under way has made no progress.
     stall: WriteStall,
     /// Waits for the server have no deadline (a WebSocket's connection: its own timers rule);
@@ -409,6 +411,17 @@ pub struct Connection {
     /// Made on a current-thread runtime: a short read may clear the socket's readiness (one
     /// `recv` saved per response), which would race with the reactor on other runtimes.
     single_thread: bool,
+}
+
+/// Which of a wait's deadlines passed (see `Connection::poll_timer`).
+#[derive(Clone, Copy)]
+enum Passed {
+    /// A write made no progress for the read timeout.
+    Stall,
+    /// The response head did not come by the time `Connection::expect_head_by` set.
+    Head,
+    /// No response bytes for the read timeout.
+    Read,
 }
 
 fn io_error(e: io::Error) -> Error {
@@ -611,6 +624,7 @@ impl Connection {
             timer,
             deadline: None,
             armed: false,
+            head_by: None,
             stall: WriteStall::default(),
             untimed: false,
             read_at: now,
@@ -798,6 +812,18 @@ impl Connection {
         self.sent_at
     }
 
+    /// The head of the response awaited must come by `at`: a wait for it past then fails the
+    /// connection with a timeout ([`Error::is_timeout`], saying `why`), on the connection's own
+    /// timer; `None` lifts it, once the head came. A caller bounding the wait for a head this
+    /// way needs no timer of its own per request (a timer-wheel insertion and removal, and a
+    /// clock read). Sending a request lifts it too.
+    pub(crate) fn expect_head_by(&mut self, at: Option<(Instant, &'static str)>) {
+        if at.is_some() && self.timer.is_none() {
+            self.timer = Some(Timer::new());
+        }
+        self.head_by = at;
+    }
+
     /// Sends a request with its whole body (`body` may be empty): queues its bytes, which
     /// [`Connection::next_event`] (or [`Connection::flush`]) writes.
     ///
@@ -871,6 +897,7 @@ impl Connection {
         // from it (a new wait starts with each request).
         self.sent_at = std::time::Instant::now();
         self.armed = false;
+        self.head_by = None;
         Ok(id)
     }
 
@@ -1070,7 +1097,8 @@ impl Connection {
 
     /// Pending until a deadline passes, then its error: with `read`, the read timeout of the
     /// wait for a response (armed at the first wait after a read or a request); and while a
-    /// write makes no progress, the same timeout counted from when it stalled.
+    /// write makes no progress, the same timeout counted from when it stalled; and the time a
+    /// response head is expected by (`expect_head_by`), on the same timer.
     ///
     /// With requests in flight a wait counts from the later of the last bytes received and the
     /// last request sent (the wait starts there unless the caller polls late, and then the
@@ -1079,14 +1107,16 @@ impl Connection {
     /// has a deadline, is the HTTP/1.1 `Conn`'s rule. The timer moves lazily (see [`Timer`]).
     #[inline]
     fn poll_timer(&mut self, cx: &mut Context<'_>, read: bool) -> Poll<Error> {
-        // `timer` exists exactly when `read_timeout` is set (see `new`).
-        let (Some(d), Some(timer)) = (self.read_timeout, self.timer.as_mut()) else {
+        // `timer` exists when `read_timeout` is set (see `new`) or a head is expected by a
+        // time (`expect_head_by`).
+        let Some(timer) = self.timer.as_mut() else {
             return Poll::Pending;
         };
+        let timeout = self.read_timeout;
         if read && !self.armed {
             self.armed = true;
             self.deadline = match &mut self.proto {
-                _ if self.untimed => None,
+                _ if self.untimed || timeout.is_none() => None,
                 Proto::H1(h) => {
                     h.conn.poll_timeout(self.sent_at.max(self.read_at)).map(Instant::from_std)
                 }
@@ -1096,39 +1126,53 @@ impl Connection {
                     } else {
                         std::time::Instant::now()
                     };
-                    Some(Instant::from_std(from) + d)
+                    timeout.map(|d| Instant::from_std(from) + d)
                 }
                 // QUIC's idle timeout ends a silent connection; the read timeout bounds the
                 // wait for a response as over HTTP/2.
                 #[cfg(feature = "http3")]
                 Proto::H3(h) if h.in_flight() > 0 => {
-                    Some(Instant::from_std(self.sent_at.max(self.read_at)) + d)
+                    timeout.map(|d| Instant::from_std(self.sent_at.max(self.read_at)) + d)
                 }
                 #[cfg(feature = "http3")]
                 Proto::H3(_) => None,
             };
         }
-        let read_at = if read { self.deadline } else { None };
-        let stall = self.stall.deadline(d).map(Instant::from_std);
-        let at = match (read_at, stall) {
-            (Some(r), None) => r,
-            (None, None) => return Poll::Pending,
-            (Some(r), Some(w)) => r.min(w),
-            (None, Some(w)) => w,
+        let (read_at, head_at) = match read {
+            true => (self.deadline, self.head_by.map(|(at, _)| at)),
+            false => (None, None),
+        };
+        let stall = timeout.and_then(|d| self.stall.deadline(d)).map(Instant::from_std);
+        let Some(at) = [read_at, head_at, stall].into_iter().flatten().min() else {
+            return Poll::Pending;
         };
         ready!(timer.poll_until(cx, at));
-        Poll::Ready(self.timed_out(at, stall.is_some_and(|w| w <= at)))
+        let passed = if stall.is_some_and(|w| w <= at) {
+            Passed::Stall
+        } else if head_at.is_some_and(|h| h <= at) {
+            Passed::Head
+        } else {
+            Passed::Read
+        };
+        Poll::Ready(self.timed_out(at, passed))
     }
 
-    /// The error of the deadline `at` that passed: the write's stall (`stalled`) or the wait
-    /// for the response, which the HTTP/1.1 `Conn` is told of.
+    /// The error of the deadline `at` that passed: the write's stall, the response head's
+    /// (`expect_head_by`), or the wait for the response, which the HTTP/1.1 `Conn` is told of.
     #[cold]
-    fn timed_out(&mut self, at: Instant, stalled: bool) -> Error {
-        if stalled {
-            return Error::new(
-                Kind::Timeout(Deadline::Read),
-                "the server took no request bytes within the read timeout",
-            );
+    fn timed_out(&mut self, at: Instant, passed: Passed) -> Error {
+        match passed {
+            Passed::Stall => {
+                return Error::new(
+                    Kind::Timeout(Deadline::Read),
+                    "the server took no request bytes within the read timeout",
+                );
+            }
+            Passed::Head => {
+                let why = self.head_by.map_or("no response head in time", |(_, why)| why);
+                return Error::new(Kind::Timeout(Deadline::Request), why);
+            }
+            Passed::Read => {}
         }
         if let Proto::H1(h) = &mut self.proto {
             // The deadline is the `Conn`'s own, so it agrees that it passed.

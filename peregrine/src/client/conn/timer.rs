@@ -1,5 +1,5 @@
 //! A client connection's one timer, for the deadline of its wait (the read timeout, a stalled
-//! write's).
+//! write's, the response head's).
 //!
 //! The deadline moves at every wait, but the timer is moved only when it is later than the
 //! deadline or fires before it: re-arming it per response (a timer-wheel removal and insertion)
