@@ -5,7 +5,9 @@
 //! Content-Length and the connection signal.
 //!
 //! Fields are compared as the handler built them: names as `HeaderName`s (a standard name is a
-//! one-byte tag, compared without spelling it), values byte for byte against the kept head.
+//! one-byte tag, compared without spelling it), values byte for byte against the kept head. A
+//! head whose fields carry their own Date (a proxy passes its upstream's on) has no Date of the
+//! server's to refresh: it is written again while that Date is the same, a second at least.
 
 use http::HeaderName;
 
@@ -55,8 +57,9 @@ pub(crate) struct LastResponse {
     key: Option<HeadKey>,
     /// The fields written, in order: each name, and where its value lies in `bytes`.
     fields: Vec<(HeaderName, usize, usize)>,
-    /// Where the `date: ` line starts in `bytes`, after the fields.
-    date_line: usize,
+    /// Where the server's `date: ` line starts in `bytes`, after the fields; `None` when the
+    /// fields carry their own Date (compared with the rest).
+    date_line: Option<usize>,
 }
 
 /// Whether the encoder writes this field: the framing fields are the server's own.
@@ -95,16 +98,18 @@ impl LastResponse {
         }
         let start = out.len();
         out.extend_from_slice(&self.bytes);
-        let at = start + self.date_line + DATE_PREFIX.len();
-        if let Some(value) = out.get_mut(at..at + 29) {
-            value.copy_from_slice(date.as_bytes());
+        if let Some(line) = self.date_line {
+            let at = start + line + DATE_PREFIX.len();
+            if let Some(value) = out.get_mut(at..at + 29) {
+                value.copy_from_slice(date.as_bytes());
+            }
         }
         true
     }
 
     /// Keeps `head`, just encoded from `key` and `headers` (less the framing fields) with a
-    /// Date: the next head with the same key and fields is written from it. A head with its
-    /// own Date field, or too long, is not kept (the old one is dropped either way).
+    /// Date (the server's, or one of `headers`): the next head with the same key and fields is
+    /// written from it. A head too long is not kept (the old one is dropped either way).
     ///
     /// Cloning a name allocates nothing for standard and static names; a custom name built
     /// at run time may allocate once here, when a head is kept, never when one is written.
@@ -118,22 +123,25 @@ impl LastResponse {
         let Some(mut pos) = head.iter().position(|&b| b == b'\n').map(|i| i + 1) else {
             return;
         };
+        let mut own_date = false;
         for (name, value) in headers.iter().filter(|(n, _)| written(n)) {
             let from = pos + name.as_str().len() + 2;
             let to = from + value.len();
+            own_date |= *name == http::header::DATE;
             self.fields.push((name.clone(), from, to));
             pos = to + 2;
         }
+        // The encoder writes its own Date line after the fields unless they carry one.
         let date_end = pos + DATE_PREFIX.len() + 29;
-        if head.get(pos..pos + DATE_PREFIX.len()) != Some(DATE_PREFIX)
-            || head.get(date_end..date_end + 2) != Some(b"\r\n")
-        {
+        let server_date = head.get(pos..pos + DATE_PREFIX.len()) == Some(DATE_PREFIX)
+            && head.get(date_end..date_end + 2) == Some(b"\r\n");
+        if own_date == server_date {
             self.fields.clear();
             return;
         }
         self.bytes.extend_from_slice(head);
         self.key = Some(key);
-        self.date_line = pos;
+        self.date_line = server_date.then_some(pos);
     }
 }
 
@@ -316,21 +324,37 @@ mod tests {
     }
 
     #[test]
-    fn keeps_no_head_with_its_own_date_or_too_long() {
+    fn keeps_no_head_too_long() {
         let d = date(784_111_777);
-        let own = list(&[(DATE, "Sun, 06 Nov 1994 08:49:37 GMT")]);
         let long_value: &'static str = "a".repeat(MAX_KEPT).leak();
         let long = list(&[(HeaderName::from_static("x"), long_value)]);
         let kept = list(&kept());
-        for headers in [own, long] {
-            let mut t = LastResponse::default();
-            t.keep(KEY, &kept, &encode(KEY, &kept, &d));
-            t.keep(KEY, &headers, &encode(KEY, &headers, &d));
-            let mut out = Vec::new();
-            assert!(!t.write(KEY, &headers, &d, &mut out));
-            assert!(!t.write(KEY, &kept, &d, &mut out), "the old head is dropped");
-            assert!(out.is_empty());
-        }
+        let mut t = LastResponse::default();
+        t.keep(KEY, &kept, &encode(KEY, &kept, &d));
+        t.keep(KEY, &long, &encode(KEY, &long, &d));
+        let mut out = Vec::new();
+        assert!(!t.write(KEY, &long, &d, &mut out));
+        assert!(!t.write(KEY, &kept, &d, &mut out), "the old head is dropped");
+        assert!(out.is_empty());
+    }
+
+    /// A head with its own Date (a proxied response's) is written again, unchanged, for the
+    /// same fields with the same Date, whatever the server's clock says; another Date misses.
+    #[test]
+    fn a_head_with_its_own_date_is_written_while_that_date_holds() {
+        let theirs = "Sun, 06 Nov 1994 08:49:37 GMT";
+        let own = list(&[(CONTENT_TYPE, "text/plain"), (DATE, theirs), (SERVER, "peregrine")]);
+        let mut t = LastResponse::default();
+        t.keep(KEY, &own, &encode(KEY, &own, &date(1)));
+        let mut out = Vec::new();
+        assert!(t.write(KEY, &own, &date(999_999), &mut out));
+        assert_eq!(out, encode(KEY, &own, &date(999_999)));
+        assert_eq!(out.windows(theirs.len()).filter(|w| *w == theirs.as_bytes()).count(), 1);
+        let next = "Sun, 06 Nov 1994 08:49:38 GMT";
+        let moved = list(&[(CONTENT_TYPE, "text/plain"), (DATE, next), (SERVER, "peregrine")]);
+        let mut out = Vec::new();
+        assert!(!t.write(KEY, &moved, &date(1), &mut out));
+        assert!(out.is_empty());
     }
 
     #[test]
