@@ -62,6 +62,9 @@ pub struct HeadScanner {
     line_judged: bool,
     /// The line not ended yet was judged once for a control byte in it.
     tail_judged: bool,
+    /// The field line not ended yet has its colon, or a byte that cannot be in its name was
+    /// judged once.
+    name_judged: bool,
     /// Bytes examined by scans and parses since [`HeadScanner::new`] (work accounting).
     work: u64,
 }
@@ -201,6 +204,7 @@ impl HeadScanner {
                 self.started = false;
                 self.line_judged = false;
                 self.tail_judged = false;
+                self.name_judged = false;
             }
             // A `Partial` after the scan said complete cannot happen (the scan and the parse
             // agree on line ends); stay pending to be safe.
@@ -240,6 +244,7 @@ impl HeadScanner {
             let line = &buf[self.line_start..lf];
             let line_start = std::mem::replace(&mut self.line_start, lf + 1);
             self.tail_judged = false;
+            self.name_judged = false;
             if line.is_empty() || line == b"\r" {
                 if self.started {
                     return Ok(true);
@@ -278,6 +283,29 @@ impl HeadScanner {
             self.work += limit as u64;
             let fields = if self.started { limits.max_headers } else { 0 };
             prefix_verdict(role, &buf[..limit], fields, limits)?;
+        }
+        // RFC 9112 §5.1, RFC 9110 §5.1: a field line's name is a token ended by its colon. A
+        // byte that cannot be in a name (or a colon starting the line), in a field line that has
+        // not ended, is judged as it arrives, as the same bytes given whole are, rather than when
+        // a line end that may never come arrives (found by the client_response fuzz target:
+        // `Connect\xfbion: N…` unended, fed two bytes at a time, then the end of input read as a
+        // head cut short). Only the new bytes are looked at, and the parser is asked once per
+        // line. A CR is left to the line-end and bare-CR checks; leading whitespace to the check
+        // below.
+        if self.started && !self.name_judged && tail < limit {
+            if let Some(i) = buf[tail..limit].iter().position(|&b| !is_tchar(b)) {
+                let at = tail + i;
+                match buf[at] {
+                    b':' if at > self.line_start => self.name_judged = true,
+                    b' ' | b'\t' if at == self.line_start => {}
+                    b'\r' => {}
+                    _ => {
+                        self.name_judged = true;
+                        self.work += (at + 1) as u64;
+                        prefix_verdict(role, &buf[..=at], limits.max_headers, limits)?;
+                    }
+                }
+            }
         }
         // RFC 9112 §3, RFC 9110 §15.5.15: a request line still unended past the longest a
         // line with an acceptable target can be: the parser is asked once whether the target is
@@ -523,7 +551,7 @@ mod tests {
     }
 
     /// A bad line is reported when its LF arrives (one starting with whitespace at its first
-    /// byte, one with a control byte at that byte), before the head ends, with the error the
+    /// byte, one with a control byte or a bad name byte at that byte), before the head ends, with the error the
     /// complete head gets; valid lines never stop the scan.
     #[test]
     fn bad_lines_are_reported_as_they_end() {
@@ -600,15 +628,22 @@ mod tests {
                     Ok(Status::Complete(_)) => panic!("RFC {}: complete", c.rfc),
                     Err(e) => {
                         // At the LF that ends the bad line (the first line of `rest`), at
-                        // its first byte when that is whitespace (obs-fold), or at a control
-                        // byte before its end.
+                        // its first byte when that is whitespace (obs-fold), at a control
+                        // byte before its end, or at a byte of a field name that cannot be in
+                        // one.
                         let lf = c.rest.iter().position(|&b| b == b'\n');
-                        let folded = c.first.ends_with(b"\n") && matches!(c.rest[0], b' ' | b'\t');
+                        let field = c.first.ends_with(b"\n");
+                        let folded = field && matches!(c.rest[0], b' ' | b'\t');
                         let ctl = c.rest.iter().position(|&b| b != b'\r' && is_value_ctl(b));
+                        let name = c.rest.iter().position(|&b| !is_tchar(b));
+                        let name = name.filter(|&n| {
+                            field && c.rest[n] != b'\r' && (c.rest[n] != b':' || n == 0)
+                        });
+                        let early = [ctl, name].into_iter().flatten().min();
                         let at = if folded {
                             Some(0)
                         } else {
-                            ctl.filter(|&c| lf.is_none_or(|lf| c < lf)).or(lf)
+                            early.filter(|&c| lf.is_none_or(|lf| c < lf)).or(lf)
                         };
                         assert_eq!(Some(i), at, "RFC {}: at {i}", c.rfc);
                         got = Some(e);
@@ -673,6 +708,36 @@ mod tests {
                 let got = whole_and_pieces(input, response, step);
                 assert_eq!(got, [Err(expect); 2], "{input:?} in pieces of {step}");
             }
+        }
+    }
+
+    /// RFC 9112 §5.1, RFC 9110 §5.1: a byte that cannot be in a field name, in a field line
+    /// that has not ended, is refused when it arrives, in either role, with the error the same
+    /// bytes get whole. Found by the client_response fuzz target: `Connect\xfbion: N…` (unended)
+    /// fed two bytes at a time waited for the end of the line, and the end of input then read
+    /// as a head cut short (whole: invalid header name).
+    #[test]
+    fn a_bad_name_byte_in_an_unended_field_line_is_refused_when_it_arrives() {
+        let cases: [(&[u8], bool); 6] = [
+            (b"HTTP/1.0 200 OK\r\nConnect\xfbion: NNNNNNNNHTTP/1.0 200 OK", true),
+            (b"HTTP/1.1 200 OK\r\nA: b\r\nC(d", true),
+            (b"HTTP/1.1 200 OK\r\n:x", true),
+            (b"HTTP/1.1 200 OK\r\nHost : a", true),
+            (b"GET / HTTP/1.1\r\nHo\"st: a", false),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX-\x80", false),
+        ];
+        for (input, response) in cases {
+            let name = String::from_utf8_lossy(input);
+            for step in [1, 2, 3, 7] {
+                let [whole, pieces] = whole_and_pieces(input, response, step);
+                assert!(whole.is_err(), "{name:?} whole: {whole:?}");
+                assert_eq!(whole, pieces, "{name:?} in pieces of {step}");
+            }
+        }
+        // Valid names and values trickled in any pieces stay partial until the head ends.
+        let fine: &[u8] = b"HTTP/1.1 200 OK\r\nX-A_b.c~!#$%&'*+^`|: v: w\r\nB:\tc\r\n";
+        for step in [1, 2, 3] {
+            assert_eq!(whole_and_pieces(fine, true, step), [Ok(()), Ok(())], "pieces of {step}");
         }
     }
 
