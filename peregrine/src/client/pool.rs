@@ -56,6 +56,46 @@ impl Entry {
             alt_connecting: None,
         }
     }
+
+    /// An HTTP/3 connection to the alternative service with room (closed ones dropped).
+    #[cfg(feature = "http3")]
+    fn alt_with_room(&mut self) -> Option<Arc<Shared>> {
+        self.alt.retain(|s| !s.is_done());
+        self.alt.iter().find(|s| s.has_room()).cloned()
+    }
+
+    /// Who is opening a connection in `lane`, if anyone.
+    fn connecting(&mut self, lane: Lane) -> &mut Option<Arc<Notify>> {
+        match lane {
+            Lane::Origin => &mut self.connecting,
+            Lane::Alt => &mut self.alt_connecting,
+        }
+    }
+}
+
+/// The connections of an origin that requests wait on one another to open: to the origin
+/// itself (HTTP/2), or to its alternative service (HTTP/3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lane {
+    Origin,
+    #[cfg_attr(not(feature = "http3"), allow(dead_code))]
+    Alt,
+}
+
+/// `origin`'s entry, added if it has none (`matches` finds it).
+fn entry_for(
+    entries: &mut Vec<Entry>,
+    matches: impl Fn(&Origin) -> bool,
+    origin: impl FnOnce() -> Origin,
+) -> &mut Entry {
+    let i = match entries.iter().position(|e| matches(&e.origin)) {
+        Some(i) => i,
+        None => {
+            entries.push(Entry::new(origin()));
+            entries.len() - 1
+        }
+    };
+    &mut entries[i]
 }
 
 /// Whether requests to an origin wait for one new connection to share.
@@ -79,34 +119,36 @@ pub(crate) enum Checkout {
     Connect(Option<ConnectGuard>),
 }
 
-/// Held by the request opening an origin's HTTP/2 connection (or, with `alt`, the connection
-/// to its alternative service); dropping it wakes the waiters.
+/// Held by the request opening an origin's HTTP/2 connection (or the connection to its
+/// alternative service: see [`Lane`]); dropping it wakes the waiters.
 pub(crate) struct ConnectGuard {
     pool: Arc<Pool>,
     origin: Origin,
-    alt: bool,
+    lane: Lane,
 }
 
 impl Drop for ConnectGuard {
     fn drop(&mut self) {
         let mut entries = self.pool.lock();
-        if let Some(e) = entries.iter_mut().find(|e| e.origin == self.origin) {
-            let connecting = if self.alt { &mut e.alt_connecting } else { &mut e.connecting };
-            if let Some(n) = connecting.take() {
-                n.notify_waiters();
-            }
+        if let Some(e) = entries.iter_mut().find(|e| e.origin == self.origin)
+            && let Some(n) = e.connecting(self.lane).take()
+        {
+            n.notify_waiters();
         }
     }
 }
 
-/// What a request routed to an origin's alternative service does after asking the pool.
-#[cfg(feature = "http3")]
-pub(crate) enum AltCheckout {
-    /// Use this HTTP/3 connection.
-    Ready(Arc<Shared>),
-    /// Open one (the other requests for the alternative wait until the guard is dropped).
+/// A request's turn in a [`Lane`]: something ready to use, or the guard of the one request
+/// opening a connection there (the others wait until it is dropped).
+pub(crate) enum Turn<T> {
+    Ready(T),
     Connect(ConnectGuard),
 }
+
+/// What a request routed to an origin's alternative service does after asking the pool: use
+/// this HTTP/3 connection, or open one.
+#[cfg(feature = "http3")]
+pub(crate) type AltCheckout = Turn<Arc<Shared>>;
 
 /// The pool; see the [module docs](self).
 pub(crate) struct Pool {
@@ -133,39 +175,49 @@ impl Pool {
     /// HTTP/2 (or may: see [`Share`]) only one request opens a connection at a time:
     /// the others wait for it and share it.
     pub(crate) async fn get(self: &Arc<Pool>, parts: &UrlParts<'_>, share: Share) -> Checkout {
+        let look = |pool: &Pool, entry: &mut Entry| {
+            if let Some(p) = pool.checkout_locked(entry) {
+                return Some(Checkout::Ready(p));
+            }
+            let expect_h2 = match share {
+                Share::Always => true,
+                Share::UnlessHttp1 => !entry.h1_seen,
+                Share::Never => false,
+            };
+            (!(expect_h2 || entry.h2_seen)).then_some(Checkout::Connect(None))
+        };
+        match self.turn(parts, Lane::Origin, look).await {
+            Turn::Ready(checkout) => checkout,
+            Turn::Connect(guard) => Checkout::Connect(Some(guard)),
+        }
+    }
+
+    /// `look` at `parts`'s entry until it finds something, or the turn to open a connection in
+    /// `lane`: only one request opens one at a time, the others wait for it and look again.
+    async fn turn<T>(
+        self: &Arc<Pool>,
+        parts: &UrlParts<'_>,
+        lane: Lane,
+        mut look: impl FnMut(&Pool, &mut Entry) -> Option<T>,
+    ) -> Turn<T> {
         loop {
             let notify;
             {
                 let mut entries = self.lock();
-                if let Some(p) = self.checkout_locked(&mut entries, parts) {
-                    return Checkout::Ready(p);
+                let entry = entry_for(
+                    &mut entries,
+                    |o| o.matches(parts),
+                    || Origin::new(parts.scheme, parts.host, parts.port),
+                );
+                if let Some(found) = look(self, entry) {
+                    return Turn::Ready(found);
                 }
-                let i = match entries.iter().position(|e| e.origin.matches(parts)) {
-                    Some(i) => i,
+                let origin = entry.origin.clone();
+                let connecting = entry.connecting(lane);
+                match connecting {
                     None => {
-                        let origin = Origin::new(parts.scheme, parts.host, parts.port);
-                        entries.push(Entry::new(origin));
-                        entries.len() - 1
-                    }
-                };
-                let entry = &mut entries[i];
-                let expect_h2 = match share {
-                    Share::Always => true,
-                    Share::UnlessHttp1 => !entry.h1_seen,
-                    Share::Never => false,
-                };
-                if !(expect_h2 || entry.h2_seen) {
-                    return Checkout::Connect(None);
-                }
-                match &entry.connecting {
-                    None => {
-                        entry.connecting = Some(Arc::new(Notify::new()));
-                        let origin = entry.origin.clone();
-                        return Checkout::Connect(Some(ConnectGuard {
-                            pool: self.clone(),
-                            origin,
-                            alt: false,
-                        }));
+                        *connecting = Some(Arc::new(Notify::new()));
+                        return Turn::Connect(ConnectGuard { pool: self.clone(), origin, lane });
                     }
                     Some(n) => notify = n.clone(),
                 }
@@ -174,7 +226,8 @@ impl Pool {
             tokio::pin!(notified);
             // Registered before looking again, so a wake-up in between is not missed.
             notified.as_mut().enable();
-            if !self.lock().iter().any(|e| e.origin.matches(parts) && e.connecting.is_some()) {
+            let busy = |e: &mut Entry| e.origin.matches(parts) && e.connecting(lane).is_some();
+            if !self.lock().iter_mut().any(busy) {
                 continue;
             }
             notified.await;
@@ -185,77 +238,29 @@ impl Pool {
     #[cfg(feature = "http3")]
     pub(crate) fn alt(&self, parts: &UrlParts<'_>) -> Option<Arc<Shared>> {
         let mut entries = self.lock();
-        let entry = entries.iter_mut().find(|e| e.origin.matches(parts))?;
-        entry.alt.retain(|s| !s.is_done());
-        entry.alt.iter().find(|s| s.has_room()).cloned()
+        entries.iter_mut().find(|e| e.origin.matches(parts))?.alt_with_room()
     }
 
     /// An HTTP/3 connection to `parts`'s alternative service, or the turn to open one: only
     /// one request opens a connection at a time, the others wait for it and share it.
     #[cfg(feature = "http3")]
     pub(crate) async fn get_alt(self: &Arc<Pool>, parts: &UrlParts<'_>) -> AltCheckout {
-        loop {
-            let notify;
-            {
-                let mut entries = self.lock();
-                let i = match entries.iter().position(|e| e.origin.matches(parts)) {
-                    Some(i) => i,
-                    None => {
-                        let origin = Origin::new(parts.scheme, parts.host, parts.port);
-                        entries.push(Entry::new(origin));
-                        entries.len() - 1
-                    }
-                };
-                let entry = &mut entries[i];
-                entry.alt.retain(|s| !s.is_done());
-                if let Some(s) = entry.alt.iter().find(|s| s.has_room()) {
-                    return AltCheckout::Ready(s.clone());
-                }
-                match &entry.alt_connecting {
-                    None => {
-                        entry.alt_connecting = Some(Arc::new(Notify::new()));
-                        let origin = entry.origin.clone();
-                        return AltCheckout::Connect(ConnectGuard {
-                            pool: self.clone(),
-                            origin,
-                            alt: true,
-                        });
-                    }
-                    Some(n) => notify = n.clone(),
-                }
-            }
-            let notified = notify.notified();
-            tokio::pin!(notified);
-            // Registered before looking again, so a wake-up in between is not missed.
-            notified.as_mut().enable();
-            if !self.lock().iter().any(|e| e.origin.matches(parts) && e.alt_connecting.is_some()) {
-                continue;
-            }
-            notified.await;
-        }
+        self.turn(parts, Lane::Alt, |_, entry| entry.alt_with_room()).await
     }
 
     /// Adds a new HTTP/3 connection to `origin`'s alternative service.
     #[cfg(feature = "http3")]
     pub(crate) fn add_alt(&self, origin: &Origin, shared: Arc<Shared>) {
         let mut entries = self.lock();
-        let i = match entries.iter().position(|e| e.origin == *origin) {
-            Some(i) => i,
-            None => {
-                entries.push(Entry::new(origin.clone()));
-                entries.len() - 1
-            }
-        };
-        let e = &mut entries[i];
+        let e = entry_for(&mut entries, |o| o == origin, || origin.clone());
         e.alt.retain(|s| !s.is_done());
         e.alt.push(shared);
     }
 
-    /// A connection to `parts`'s origin: an HTTP/2 one with room, else the most recently used
+    /// A connection to `entry`'s origin: an HTTP/2 one with room, else the most recently used
     /// idle HTTP/1.1 one that is still open.
-    fn checkout_locked(&self, entries: &mut [Entry], parts: &UrlParts<'_>) -> Option<Pooled> {
+    fn checkout_locked(&self, entry: &mut Entry) -> Option<Pooled> {
         let now = Instant::now();
-        let entry = entries.iter_mut().find(|e| e.origin.matches(parts))?;
         entry.h2.retain(|s| !s.is_done());
         if let Some(s) = entry.h2.iter().find(|s| s.has_room()) {
             return Some(Pooled::H2(s.clone()));
@@ -290,13 +295,7 @@ impl Pool {
                 || e.alt_connecting.is_some()
                 || e.origin == *conn.origin()
         });
-        let entry = match entries.iter().position(|e| e.origin == *conn.origin()) {
-            Some(i) => &mut entries[i],
-            None => {
-                entries.push(Entry::new(conn.origin().clone()));
-                entries.last_mut().expect("just pushed")
-            }
-        };
+        let entry = entry_for(&mut entries, |o| o == conn.origin(), || conn.origin().clone());
         if entry.idle.len() < self.max_idle {
             entry.idle.push((conn, now));
         }
@@ -313,14 +312,7 @@ impl Pool {
     /// Adds a new shared HTTP/2 connection.
     pub(crate) fn add_h2(&self, origin: &Origin, shared: Arc<Shared>) {
         let mut entries = self.lock();
-        let i = match entries.iter().position(|e| e.origin == *origin) {
-            Some(i) => i,
-            None => {
-                entries.push(Entry::new(origin.clone()));
-                entries.len() - 1
-            }
-        };
-        let e = &mut entries[i];
+        let e = entry_for(&mut entries, |o| o == origin, || origin.clone());
         e.h2.retain(|s| !s.is_done());
         e.h2.push(shared);
         e.h2_seen = true;
