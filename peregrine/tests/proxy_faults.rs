@@ -1,6 +1,7 @@
 //! The proxy in front of backends that misbehave the way real ones do, over loopback: a
 //! backend that closes its kept-alive connections (after every few responses without saying
-//! so, or once idle) costs the clients nothing; active health checks take a dead backend out
+//! so, or once idle) costs the clients nothing (a POST caught in the race with an unannounced
+//! close excepted: RFC 9112 §9.3.1, see the first test); active health checks take a dead backend out
 //! and put it back when it listens again; a backend that stalls in the same pool as a healthy
 //! one slows none of the requests the healthy one takes. (A dead backend's requests retried
 //! elsewhere and a stalled one on its own route answered 504 are in proxy_forward.rs; a backend
@@ -123,8 +124,18 @@ fn load(proxy: SocketAddr, clients: usize, rounds: usize, pause: Duration) -> Ve
 }
 
 /// A backend that closes every connection after 3 responses without announcing it, alone in
-/// its pool and beside a well-behaved one: every request (POSTs with bodies too) is answered
-/// 200, and the backend's connections are reused up to its limit.
+/// its pool and beside a well-behaved one: every GET is answered 200, and the backend's
+/// connections are reused up to its limit.
+///
+/// A POST (with a body) is answered 200 too, except in one race the proxy may not paper
+/// over: the backend's FIN still in flight when its connection is taken from the pool (the
+/// pool checks each idle connection for it when it is taken), the POST written, then the
+/// connection found closed. RFC 9112 §9.3.1: a proxy MUST NOT retry a non-idempotent request
+/// automatically, so that POST gets 502 (nginx does the same; HAProxy retries only with
+/// `retry-on` set to do so). The race needs the backend's thread to be descheduled between
+/// its last write and its close, so it shows only on a loaded machine: a few of the 120
+/// POSTs at most. Without the check on taking a connection, about a third of the POSTs
+/// would land on closed connections.
 #[test]
 fn a_backend_that_closes_after_every_few_responses_costs_no_client_error() {
     for with_other in [false, true] {
@@ -134,8 +145,16 @@ fn a_backend_that_closes_after_every_few_responses_costs_no_client_error() {
             if with_other { vec![closing.addr, other.local_addr()] } else { vec![closing.addr] };
         let proxy = spawn_proxy(Proxy::new(proxy_to(&backends)));
         let statuses = load(proxy.local_addr(), 4, 60, Duration::ZERO);
-        let errors = statuses.iter().filter(|&&s| s != 200).count();
-        assert_eq!(errors, 0, "with another backend: {with_other}; {statuses:?}");
+        // `load` alternates GET and POST on each connection, starting with a GET.
+        let per_client = statuses.chunks(60);
+        let gets = per_client.clone().flat_map(|c| c.iter().step_by(2));
+        let posts: Vec<u16> =
+            per_client.flat_map(|c| c.iter().skip(1).step_by(2)).copied().collect();
+        let get_errors = gets.filter(|&&s| s != 200).count();
+        assert_eq!(get_errors, 0, "with another backend: {with_other}; {statuses:?}");
+        assert!(posts.iter().all(|&s| s == 200 || s == 502), "{posts:?}");
+        let post_errors = posts.iter().filter(|&&s| s != 200).count();
+        assert!(post_errors <= 4, "with another backend: {with_other}; {posts:?}");
         let (accepted, answered) =
             (closing.accepted.load(Ordering::SeqCst), closing.answered.load(Ordering::SeqCst));
         // Three responses per connection at most, so at least a third as many connections;
