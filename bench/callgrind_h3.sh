@@ -92,8 +92,9 @@ for s in $SERVERS; do
     kill "$PID"
     wait "$PID" 2>/dev/null || true
     PID=
-    d1=$(grep -l '^desc: Trigger: dump run1' "$OUT/$s".* | head -1)
-    d2=$(grep -l '^desc: Trigger: dump run2' "$OUT/$s".* | head -1)
+    # The newest dumps: OUT may hold an earlier run's.
+    d1=$(grep -l '^desc: Trigger: dump run1' $(ls -t "$OUT/$s".*) | head -1)
+    d2=$(grep -l '^desc: Trigger: dump run2' $(ls -t "$OUT/$s".*) | head -1)
     python3 "$ROOT/bench/callgrind_split.py" "$s" "${n[0]}" "$d1" "${n[1]}" "$d2"
     echo
 done
