@@ -65,6 +65,8 @@ pub struct HeadScanner {
     /// The field line not ended yet has its colon, or a byte that cannot be in its name was
     /// judged once.
     name_judged: bool,
+    /// The unended status line's first [`EARLY_BYTES`] were judged.
+    early_judged: bool,
     /// Bytes examined by scans and parses since [`HeadScanner::new`] (work accounting).
     work: u64,
 }
@@ -205,6 +207,7 @@ impl HeadScanner {
                 self.line_judged = false;
                 self.tail_judged = false;
                 self.name_judged = false;
+                self.early_judged = false;
             }
             // A `Partial` after the scan said complete cannot happen (the scan and the parse
             // agree on line ends); stay pending to be safe.
@@ -317,16 +320,24 @@ impl HeadScanner {
             self.work += limit as u64;
             prefix_verdict(role, &buf[..limit], 0, limits)?;
         }
-        // A status line's first bytes, before its end: judged as they come while they are few
-        // (`EARLY_BYTES`, the version and status code), so bytes that can never begin a response
-        // fail now, as the same bytes given whole do, rather than wait for a line end that may
-        // never come (RFC 9112 §4: a status line begins with `HTTP/`).
-        if matches!(role, Role::Response) && !self.started && self.line_start < limit {
+        // A status line's first bytes, before its end: judged as they come until
+        // `EARLY_BYTES` of them (the version and status code) have been, so bytes that can
+        // never begin a response fail now, as the same bytes given whole do, rather than wait
+        // for a line end that may never come (RFC 9112 §4: a status line begins with `HTTP/`,
+        // its code is three digits and a SP). A piece that carries the line past
+        // `EARLY_BYTES` still has them judged (found by the client_response fuzz target:
+        // `HTTP/1.1 404rrr…` fed two bytes at a time went from 12 bytes to 14 unjudged, and
+        // the end of input read as a head cut short; whole: invalid status line).
+        if matches!(role, Role::Response)
+            && !self.started
+            && !self.early_judged
+            && self.line_start < limit
+        {
             let line = &buf[self.line_start..limit];
-            if line.len() <= EARLY_BYTES {
-                self.work += line.len() as u64;
-                prefix_verdict(role, line, 0, limits)?;
-            }
+            let early = &line[..line.len().min(EARLY_BYTES)];
+            self.early_judged = early.len() == EARLY_BYTES;
+            self.work += early.len() as u64;
+            prefix_verdict(role, early, 0, limits)?;
         }
         // RFC 9112 §2.2, §5.2: a line after the start-line that begins with whitespace (before
         // the first field, or obs-fold) is refused by that first byte, as the same bytes given
@@ -709,6 +720,30 @@ mod tests {
                 assert_eq!(got, [Err(expect); 2], "{input:?} in pieces of {step}");
             }
         }
+    }
+
+    /// RFC 9112 §4: an unended status line's first 13 bytes (version, code, SP) are judged
+    /// even when one piece carries the line past them. Found by the client_response fuzz
+    /// target: `HTTP/1.1 404rrr…` fed two bytes at a time went from 12 bytes to 14 unjudged,
+    /// and the end of input then read as a head cut short (whole: invalid status line).
+    #[test]
+    fn a_status_line_is_judged_when_a_piece_passes_its_first_bytes() {
+        let cases: [&[u8]; 4] = [
+            b"HTTP/1.1 404rrrrrrrrrrrrrrrrrrrrrrr Not",
+            b"\r\nHTTP/1.1 2000 OK",
+            b"HTTP/1.1 20x OK and more",
+            b"HTTP/1.1 200 OK\r\nA: b",
+        ];
+        for input in cases {
+            let name = String::from_utf8_lossy(input);
+            for step in [1, 2, 3, 5, 14, 20] {
+                let [whole, pieces] = whole_and_pieces(input, true, step);
+                assert_eq!(whole, pieces, "{name:?} in pieces of {step}");
+            }
+        }
+        // The valid line among them stays partial, the bad ones fail.
+        assert_eq!(whole_and_pieces(cases[3], true, 2), [Ok(()), Ok(())]);
+        assert!(whole_and_pieces(cases[0], true, 2)[1].is_err());
     }
 
     /// RFC 9112 §5.1, RFC 9110 §5.1: a byte that cannot be in a field name, in a field line
