@@ -17,6 +17,8 @@
 # HTTP/1.x cases, hpack-test-case; CORPORA, default ../shared/corpora beside the checkout) by
 # fuzz/seed.py. After the run the corpus is minimised with `cargo fuzz cmin`; with KEEP=1 the
 # minimised corpus replaces fuzz/seeds/TARGET (kept to a few MB in all).
+# Do not pause a fuzzer (SIGSTOP) to free the CPU: libFuzzer's -timeout is wall-clock time, and
+# on resuming it reports the input under way as a timeout; interrupt the run and start it again.
 # A crash leaves its input in fuzz/artifacts/TARGET/; reproduce it with
 # `cargo +nightly fuzz run TARGET fuzz/artifacts/TARGET/crash-...`, minimise it with
 # `cargo +nightly fuzz tmin TARGET ...`.
