@@ -200,14 +200,9 @@ impl HeadScanner {
         let result = parse(buf);
         match result {
             Ok(Status::Partial) if !self.pending => {
+                // Scans start afresh from the buffer's start, every line unjudged.
+                self.reset();
                 self.pending = true;
-                self.scanned = 0;
-                self.line_start = 0;
-                self.started = false;
-                self.line_judged = false;
-                self.tail_judged = false;
-                self.name_judged = false;
-                self.early_judged = false;
             }
             // A `Partial` after the scan said complete cannot happen (the scan and the parse
             // agree on line ends); stay pending to be safe.
@@ -562,8 +557,8 @@ mod tests {
     }
 
     /// A bad line is reported when its LF arrives (one starting with whitespace at its first
-    /// byte, one with a control byte or a bad name byte at that byte), before the head ends, with the error the
-    /// complete head gets; valid lines never stop the scan.
+    /// byte, one with a control byte or a bad name byte at that byte), before the head ends,
+    /// with the error the complete head gets; valid lines never stop the scan.
     #[test]
     fn bad_lines_are_reported_as_they_end() {
         struct Case {
