@@ -212,14 +212,12 @@ impl Pool {
                 if let Some(found) = look(self, entry) {
                     return Turn::Ready(found);
                 }
-                let origin = entry.origin.clone();
-                let connecting = entry.connecting(lane);
-                match connecting {
-                    None => {
-                        *connecting = Some(Arc::new(Notify::new()));
-                        return Turn::Connect(ConnectGuard { pool: self.clone(), origin, lane });
-                    }
-                    Some(n) => notify = n.clone(),
+                if let Some(n) = entry.connecting(lane) {
+                    notify = n.clone();
+                } else {
+                    *entry.connecting(lane) = Some(Arc::new(Notify::new()));
+                    let origin = entry.origin.clone();
+                    return Turn::Connect(ConnectGuard { pool: self.clone(), origin, lane });
                 }
             }
             let notified = notify.notified();
