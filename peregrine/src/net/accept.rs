@@ -33,6 +33,38 @@ impl Listener {
     pub(crate) async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         self.0.accept().await
     }
+
+    /// Closes the listener, first taking every connection the kernel has completed in its
+    /// backlog: closing a listening socket resets those, and their clients, whose connect
+    /// succeeded and who may have sent a request, would see the reset instead of an answer.
+    /// The accept calls are made on the socket itself rather than through the reactor, whose
+    /// readiness may not have seen the last arrivals yet. A connection that completes after
+    /// the last call, in the moment before the close, is still reset (the kernel's doing).
+    pub(crate) fn close(self) -> Vec<(TcpStream, SocketAddr)> {
+        let mut taken = Vec::new();
+        let Ok(listener) = self.0.into_std() else { return taken };
+        loop {
+            match listener.accept() {
+                Ok((stream, peer)) => {
+                    // Accepted sockets do not inherit the listener's non-blocking mode.
+                    let registered =
+                        stream.set_nonblocking(true).and_then(|()| TcpStream::from_std(stream));
+                    if let Ok(stream) = registered {
+                        taken.push((stream, peer));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                // The peer went away between its SYN and this accept, or a signal.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionAborted | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => break,
+            }
+        }
+        taken
+    }
 }
 
 /// Sets up an accepted socket to be served: `TCP_NODELAY`, since responses are written whole
@@ -61,5 +93,43 @@ pub(crate) async fn read_some(stream: &TcpStream, buf: &mut BytesMut) -> io::Res
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             read => return read,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    #[tokio::test]
+    async fn close_takes_the_connections_waiting_in_the_backlog() {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        std_listener.set_nonblocking(true).unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        let listener = Listener::register(std_listener).unwrap();
+        // Connected and written to, never accepted: they wait in the kernel's backlog.
+        let mut clients: Vec<std::net::TcpStream> = (0..3)
+            .map(|i| {
+                let mut c = std::net::TcpStream::connect(addr).unwrap();
+                c.write_all(&[b'a' + i]).unwrap();
+                c
+            })
+            .collect();
+        let taken = listener.close();
+        assert_eq!(taken.len(), 3);
+        // Each is registered and readable: its client's byte is there, in order.
+        let mut seen = Vec::new();
+        for (stream, _) in &taken {
+            let mut buf = BytesMut::new();
+            assert_eq!(read_some(stream, &mut buf).await.unwrap(), 1);
+            seen.push(buf[0]);
+        }
+        assert_eq!(seen, b"abc");
+        // The listener is closed: a new connect is refused, and the taken ones still work.
+        assert!(std::net::TcpStream::connect(addr).is_err());
+        taken[0].0.try_write(b"z").unwrap();
+        let mut byte = [0u8; 1];
+        clients[0].read_exact(&mut byte).unwrap();
+        assert_eq!(&byte, b"z");
     }
 }

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::net::TcpStream;
 use tokio::task::LocalSet;
 
 use super::access_log::AccessLog;
@@ -187,23 +188,31 @@ async fn accept_loop<H: Handler>(
     worker: Rc<Worker>,
     connections: Rc<Connections<H>>,
 ) {
+    let start = |stream: TcpStream, peer: SocketAddr| {
+        if !worker.admit() {
+            // Answered without reading and closed: best effort, never waits.
+            accept::refuse(stream, REFUSED);
+            return;
+        }
+        accept::set_up(&stream);
+        let admitted = Admitted::new(worker.clone());
+        conn::start(stream, peer, tls.clone(), &handler, admitted, &connections);
+    };
     loop {
         let accepted = tokio::select! {
             biased;
-            () = worker.stopped() => return,
+            () = worker.stopped() => {
+                // The connections already in the backlog are served (their requests answered
+                // with `Connection: close`, HTTP/2's refused by GOAWAY), not reset.
+                for (stream, peer) in listener.close() {
+                    start(stream, peer);
+                }
+                return;
+            }
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, peer)) => {
-                if !worker.admit() {
-                    // Answered without reading and closed: best effort, never waits.
-                    accept::refuse(stream, REFUSED);
-                    continue;
-                }
-                accept::set_up(&stream);
-                let admitted = Admitted::new(worker.clone());
-                conn::start(stream, peer, tls.clone(), &handler, admitted, &connections);
-            }
+            Ok((stream, peer)) => start(stream, peer),
             Err(e) => {
                 if let Some(pause) = accept_backoff(&e) {
                     tracing::warn!("peregrine: accept failed ({e}); pausing {pause:?}");
