@@ -218,3 +218,52 @@ fn a_drained_http1_connection_answers_a_client_slow_to_read() {
     drop(c);
     server.join().unwrap();
 }
+
+/// An HTTP/2 connection opened during the grace period is answered like an HTTP/1.1 one (its
+/// request served, then the close): its GOAWAY comes after its first request, not at once,
+/// or a client that reads it before sending would have every stream refused (RFC 9113 §6.8)
+/// on every connection until the listeners close. The streams sent with the first are served.
+#[test]
+fn an_h2_connection_opened_during_the_grace_period_is_answered() {
+    let config = Config { drain_grace: Duration::from_secs(3), ..test_config() };
+    let server = spawn_with(config, app);
+    let addr = server.local_addr();
+    server.shutdown();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut c = RawClient::connect(addr);
+    c.tcp().set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    h2frames::handshake(&mut c, &[]);
+    while let Some(f) = h2frames::try_read(&mut c) {
+        assert_ne!(f.kind, GOAWAY, "GOAWAY before the connection's first request");
+    }
+    c.tcp().set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut encoder = Encoder::new();
+    let mut batch = Vec::new();
+    for stream in [1, 3] {
+        let block = h2frames::request_block(&mut encoder, "GET", "/", &[]);
+        h2frames::headers_into(&mut batch, stream, &block, true, true);
+    }
+    c.send(&batch);
+    let (mut bodies, mut last) = ([Vec::new(), Vec::new()], None);
+    while let Some(f) = h2frames::try_read(&mut c) {
+        match f.kind {
+            DATA if f.stream == 1 || f.stream == 3 => {
+                bodies[(f.stream / 2) as usize].extend_from_slice(&f.payload)
+            }
+            PING if f.flags & h2frames::ACK == 0 => {
+                let mut ack = Vec::new();
+                h2frames::ping_into(&mut ack, f.payload.try_into().unwrap(), true);
+                let _ = c.try_send(&ack);
+            }
+            GOAWAY => last = f.goaway().map(|(id, _)| id),
+            _ => {}
+        }
+        if last == Some(3) {
+            break;
+        }
+    }
+    assert_eq!(bodies, [b"ok".to_vec(), b"ok".to_vec()], "both streams answered");
+    assert_eq!(last, Some(3), "the last GOAWAY names stream 3 the last");
+    drop(c);
+    server.join().unwrap();
+}

@@ -107,6 +107,7 @@ pub(crate) fn serve<H: Handler>(
     };
     let started = Instant::now();
     let deadline = started + worker.config.header_read_timeout;
+    let worker_draining = worker.draining();
     let mut task = H2Conn {
         io,
         peer,
@@ -129,6 +130,7 @@ pub(crate) fn serve<H: Handler>(
         head_cache: HeadCache::default(),
         read_closed: false,
         draining: false,
+        opened_in_drain: worker_draining,
         idle_since: Some(started),
         served: 0,
         stall: WriteStall::default(),
@@ -174,6 +176,9 @@ struct H2Conn<H: Handler> {
     read_closed: bool,
     /// Graceful shutdown has begun (the worker drains, or the connection idled out).
     draining: bool,
+    /// The connection was accepted during the drain's grace period: it begins its graceful
+    /// shutdown after its first request, not at once (see `turn`).
+    opened_in_drain: bool,
     /// Since when no stream is open (the keep-alive timeout runs from there).
     idle_since: Option<Instant>,
     /// Requests started on this connection.
@@ -282,7 +287,14 @@ impl<H: Handler> H2Conn<H> {
         if self.read_closed {
             moved |= self.cancel_hopeless();
         }
-        if self.worker.draining() || self.worker.evicted(self.admitted.idle) {
+        // A connection accepted during the grace period first takes a request, as an HTTP/1.1
+        // one answers one with `Connection: close`: a GOAWAY at once would refuse every stream
+        // of a client that reads it before it sends (RFC 9113 §6.8), and the grace is there to
+        // answer what a balancer still sends. The streams sent with the first arrive before
+        // the PING that ends the graceful shutdown's first step comes back, and are answered.
+        let drains = self.worker.draining()
+            && (!self.opened_in_drain || self.served > 0 || self.worker.stopping());
+        if drains || self.worker.evicted(self.admitted.idle) {
             self.drain();
         }
         match self.transmit(cx) {
