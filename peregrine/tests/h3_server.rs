@@ -164,13 +164,25 @@ fn http1_responses_advertise_http3() {
 /// sans-I/O `http3::conn::Conn` in the client role.
 #[test]
 fn drain_sends_goaway() {
+    drain_case(false);
+}
+
+/// A connection opened during the drain's grace period has its first request served, then
+/// GOAWAY naming the next (as an HTTP/1.1 connection then answers one request): a GOAWAY at
+/// once would refuse every request it makes until the listeners close.
+#[test]
+fn a_connection_opened_during_the_grace_period_is_answered() {
+    drain_case(true);
+}
+
+fn drain_case(shutdown_first: bool) {
     use peregrine::http3::conn::{Config as H3Config, Conn, Event, MessageEvent, RequestPseudo};
     use peregrine::http3::{Role, StreamId};
 
     let cert = support::tls::self_signed(&["localhost"]);
     let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
     let config = peregrine::server::Config {
-        drain_grace: std::time::Duration::from_millis(300),
+        drain_grace: std::time::Duration::from_secs(2),
         ..Default::default()
     };
     let server = Server::bind("127.0.0.1:0")
@@ -181,6 +193,10 @@ fn drain_sends_goaway() {
         .spawn(|_req: Request| async { "served" })
         .unwrap();
     let addr = server.local_addr();
+    if shutdown_first {
+        server.shutdown();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let tls = support::tls::client_config(&[&cert], &[b"h3"]);
@@ -219,7 +235,9 @@ fn drain_sends_goaway() {
         }
         assert_eq!(body, b"served");
         // The drain: the server's control stream (the first uni stream it opened) says GOAWAY.
-        server.shutdown();
+        if !shutdown_first {
+            server.shutdown();
+        }
         let goaway = tokio::time::timeout(std::time::Duration::from_secs(5), async {
             let id = StreamId::new(peer_control.id().index() * 4 + 3);
             while let Some(chunk) = peer_control.read_chunk(4096, true).await.unwrap() {

@@ -139,10 +139,22 @@ async fn serve<H: Handler>(
     tokio::task::spawn_local(uni_streams(shared.clone()));
     let mut next = 0u64;
     let mut drain = pin!(drain_begins(worker.clone()));
+    // A connection accepted during the drain's grace period first takes a request, as an
+    // HTTP/1.1 one answers one with `Connection: close`: a GOAWAY at once would refuse all its
+    // requests (RFC 9114 §5.2), and the grace is there to answer what a balancer still sends.
+    let opened_in_drain = worker.draining();
+    let mut stopped = pin!(worker.stopped());
     loop {
         let accepted = tokio::select! {
+            // Streams the client has opened already are taken before the GOAWAY, not refused.
+            biased;
             accepted = quic.accept_bi() => accepted,
-            () = &mut drain => {
+            () = &mut stopped, if opened_in_drain && next == 0 => {
+                shared.conn.borrow_mut().send_goaway(next);
+                shared.out.notify_one();
+                break;
+            }
+            () = &mut drain, if !opened_in_drain || next > 0 => {
                 // §5.2: GOAWAY with the first request stream ID we will not process; the
                 // streams below it are served to their end.
                 shared.conn.borrow_mut().send_goaway(next);
