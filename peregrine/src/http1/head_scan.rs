@@ -67,6 +67,8 @@ pub struct HeadScanner {
     name_judged: bool,
     /// The unended status line's first [`EARLY_BYTES`] were judged.
     early_judged: bool,
+    /// Field lines ended so far.
+    fields: usize,
     /// Bytes examined by scans and parses since [`HeadScanner::new`] (work accounting).
     work: u64,
 }
@@ -115,7 +117,8 @@ impl HeadScanner {
         headers: &'h mut [Header<'b>],
         limits: &Limits,
     ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-        self.attempt(buf, limits, Role::Request, |buf| parse_request(buf, headers, limits))
+        let fields = headers.len();
+        self.attempt(buf, limits, fields, Role::Request, |buf| parse_request(buf, headers, limits))
     }
 
     /// [`HeadScanner::parse`] into uninitialised header storage (see
@@ -129,7 +132,10 @@ impl HeadScanner {
         headers: &'h mut [MaybeUninit<Header<'b>>],
         limits: &Limits,
     ) -> Result<Status<RequestHead<'b, 'h>>, ParseError> {
-        self.attempt(buf, limits, Role::Request, |buf| parse_request_uninit(buf, headers, limits))
+        let fields = headers.len();
+        self.attempt(buf, limits, fields, Role::Request, |buf| {
+            parse_request_uninit(buf, headers, limits)
+        })
     }
 
     /// [`HeadScanner::parse`] for a response head (the client's side), through
@@ -159,7 +165,10 @@ impl HeadScanner {
         headers: &'h mut [Header<'b>],
         limits: &Limits,
     ) -> Result<Status<ResponseHead<'b, 'h>>, ParseError> {
-        self.attempt(buf, limits, Role::Response, |buf| parse_response(buf, headers, limits))
+        let fields = headers.len();
+        self.attempt(buf, limits, fields, Role::Response, |buf| {
+            parse_response(buf, headers, limits)
+        })
     }
 
     /// [`HeadScanner::parse_response`] into uninitialised header storage (see
@@ -173,21 +182,26 @@ impl HeadScanner {
         headers: &'h mut [MaybeUninit<Header<'b>>],
         limits: &Limits,
     ) -> Result<Status<ResponseHead<'b, 'h>>, ParseError> {
-        self.attempt(buf, limits, Role::Response, |buf| parse_response_uninit(buf, headers, limits))
+        let fields = headers.len();
+        self.attempt(buf, limits, fields, Role::Response, |buf| {
+            parse_response_uninit(buf, headers, limits)
+        })
     }
 
     /// One attempt: scan the new bytes if a head is pending, then `parse` if it may be
-    /// complete.
+    /// complete. `storage` is the number of headers `parse` has room for.
     #[inline(always)]
     fn attempt<'b, T>(
         &mut self,
         buf: &'b [u8],
         limits: &Limits,
+        storage: usize,
         role: Role,
         parse: impl FnOnce(&'b [u8]) -> Result<Status<T>, ParseError>,
     ) -> Result<Status<T>, ParseError> {
         if self.pending {
-            match self.may_be_complete(buf, limits, role) {
+            let max_fields = storage.min(limits.max_headers);
+            match self.may_be_complete(buf, limits, max_fields, role) {
                 Ok(true) => {}
                 Ok(false) => return Ok(Status::Partial),
                 Err(e) => {
@@ -219,10 +233,14 @@ impl HeadScanner {
     /// bytes only), a field line by a plain byte-class test. A line that fails is handed to
     /// the parser with everything before it, and the parser's verdict is returned: the same
     /// error the complete head would get, as the parser stops at the first bad line.
+    ///
+    /// `max_fields` is how many field lines the parser takes (its storage, at most
+    /// `limits.max_headers`): the line past them is judged when it ends.
     fn may_be_complete(
         &mut self,
         buf: &[u8],
         limits: &Limits,
+        max_fields: usize,
         role: Role,
     ) -> Result<bool, ParseError> {
         let limit = buf.len().min(limits.max_head_bytes);
@@ -259,9 +277,15 @@ impl HeadScanner {
                 prefix_verdict(role, &buf[..=lf], 0, limits)?;
             } else {
                 self.work += line.len() as u64;
-                if !plausible_field_line(line) {
+                self.fields += 1;
+                // A field line past the parser's room fails the head (431 for a request) when
+                // it ends, as the same bytes given whole do, rather than when the head's end
+                // comes (found by the client_response fuzz target: 21 field lines against a
+                // limit of 16, unended, fed two bytes at a time, then the end of input read as
+                // a head cut short; whole: too many header fields). Asked once per head.
+                if !plausible_field_line(line) || self.fields == max_fields + 1 {
                     self.work += (lf + 1) as u64;
-                    prefix_verdict(role, &buf[..=lf], limits.max_headers, limits)?;
+                    prefix_verdict(role, &buf[..=lf], max_fields, limits)?;
                 }
             }
         }
@@ -768,6 +792,32 @@ mod tests {
         let fine: &[u8] = b"HTTP/1.1 200 OK\r\nX-A_b.c~!#$%&'*+^`|: v: w\r\nB:\tc\r\n";
         for step in [1, 2, 3] {
             assert_eq!(whole_and_pieces(fine, true, step), [Ok(()), Ok(())], "pieces of {step}");
+        }
+    }
+
+    /// A head with more field lines than the parser takes fails when the line past them
+    /// ends, in either role, with the error the same bytes get whole (too many header fields:
+    /// 431 for a request), not when its end comes. Found by the client_response fuzz target:
+    /// 21 field lines against a limit of 16, the last unended, fed two bytes at a time, then
+    /// the end of input read as a head cut short.
+    #[test]
+    fn a_field_line_past_the_limit_is_refused_when_it_ends() {
+        let lines: String = (0..17).map(|i| format!("X-{i}: v\r\n")).collect();
+        let cases = [
+            (format!("HTTP/1.1 301 Moved\r\n{lines}Date: Sun"), true),
+            (format!("GET / HTTP/1.1\r\n{lines}"), false),
+        ];
+        for (input, response) in &cases {
+            for step in [1, 2, 3, 7, 40] {
+                let got = whole_and_pieces(input.as_bytes(), *response, step);
+                assert_eq!(got, [Err(ParseError::TooManyHeaders); 2], "{input:?} in {step}");
+            }
+        }
+        // Sixteen lines (the storage's room) stay partial.
+        let sixteen: String = (0..16).map(|i| format!("X-{i}: v\r\n")).collect();
+        let input = format!("HTTP/1.1 200 OK\r\n{sixteen}Date: Sun");
+        for step in [1, 2, 5] {
+            assert_eq!(whole_and_pieces(input.as_bytes(), true, step), [Ok(()), Ok(())]);
         }
     }
 
