@@ -2,18 +2,19 @@
 # Soak (issue 32): MINUTES of mixed good and hostile traffic with faults, on loopback only.
 #
 #   plain  `peregrine serve` (HTTP/1.1 + h2c), --access-log, --header-read-timeout 2s
-#   tls    `peregrine serve` over TLS (h2 by ALPN and HTTP/1.1), --access-log on a tmpfs that
-#          fills about halfway through (mounted in its own mount namespace: `unshare -rm`,
-#          unprivileged, the network namespace shared)
+#   tls    `peregrine serve` over TLS (h2 by ALPN and HTTP/1.1) and HTTP/3 (--h3: QUIC on the
+#          same port, UDP), --access-log on a tmpfs that fills about halfway through (mounted
+#          in its own mount namespace: `unshare -rm`, unprivileged, the network namespace
+#          shared)
 #   proxy  `peregrine proxy` (one worker, 4 pooled connections) in front of
 #          examples/soak_backend.rs (one worker: an echo, a WebSocket echo, a path that panics)
 #
 # The driver (examples/soak/) runs the good clients alone for 20 s (their idle latency), then
 # with the hostile ones for MINUTES, renaming the plain server's log and sending SIGHUP
 # halfway, samples every process every 10 s, stops every client, waits for the descriptors to
-# come back, and sends SIGTERM to the plain server under good clients. Its own checks (0 failed
-# good requests, bytes, RSS after the warm-up, fds, p99, drain) are followed here by the
-# access logs': the plain server's two files hold one "soak-good" line per good request
+# come back, and sends SIGTERM to the plain and TLS servers under good clients (HTTP/1.1, h2c,
+# h2 and HTTP/3). Its own checks (0 failed good requests, bytes, RSS after the warm-up, fds,
+# p99, drain) are followed here by the access logs': the plain server's two files hold one "soak-good" line per good request
 # answered and one 408 line per slowloris head cut; the TLS server's written lines plus the
 # dropped lines it reported equal its requests, and it said the running count of dropped lines
 # while its disk stayed full.
@@ -23,13 +24,16 @@
 #
 # usage: bench/soak.sh MINUTES            (RATE=400 paces each good client, BUILD=0 runs the
 #                                          release binaries already built, KEEP=1 keeps the
-#                                          work directory and prints it)
+#                                          work directory and prints it, SOAK_PORT_BASE=N
+#                                          listens on ports N..N+3 instead of 18601..18604,
+#                                          so a second soak can run beside another)
 # Prints one line per check and PASS or FAIL; exits 1 on FAIL. Every process is stopped by PID.
 set -euo pipefail
 
 MINUTES=${1:?usage: bench/soak.sh MINUTES}
 RATE=${RATE:-400}
-P_PLAIN=18601 P_BACKEND=18602 P_PROXY=18603 P_TLS=18604
+PORT_BASE=${SOAK_PORT_BASE:-18601}
+P_PLAIN=$PORT_BASE P_BACKEND=$((PORT_BASE + 1)) P_PROXY=$((PORT_BASE + 2)) P_TLS=$((PORT_BASE + 3))
 SECONDS_SOAK=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
 if [ "$SECONDS_SOAK" -ge 1800 ]; then WARMUP=600; else WARMUP=$((SECONDS_SOAK / 3)); fi
 
@@ -78,14 +82,14 @@ PIDS+=($!); PLAIN_PID=$!
     --keepalive 4 --quiet >"$WORK/proxy.out" 2>"$WORK/proxy.err" &
 PIDS+=($!); PROXY_PID=$!
 
-# About 3 x RATE lines a second reach the TLS server (~110 bytes each): a log that fills
+# About 4 x RATE lines a second reach the TLS server (~110 bytes each): a log that fills
 # halfway through. The mount lives as long as the shell that made it, which counts the lines
 # once the server has exited.
-LOG_KIB=$(( (RATE * 3 * (SECONDS_SOAK / 2 + 20) * 110 / 1024) + 16 ))
+LOG_KIB=$(( (RATE * 4 * (SECONDS_SOAK / 2 + 20) * 110 / 1024) + 16 ))
 unshare -rm sh -c '
     mount -t tmpfs -o "size=$2k" tmpfs "$0/fulllog" || exit 1
     "$1" serve "$0/site" --addr "127.0.0.1:$3" --tls-cert "$0/cert.pem" --tls-key "$0/key.pem" \
-        --access-log "$0/fulllog/access.log" >"$0/tls.out" 2>"$0/tls.err" &
+        --h3 --drain-grace 1s --access-log "$0/fulllog/access.log" >"$0/tls.out" 2>"$0/tls.err" &
     echo $! >"$0/tls.pid"
     wait $!; echo $? >"$0/tls.exit"
     tr -cd "\n" <"$0/fulllog/access.log" | wc -c >"$0/tls.lines"
@@ -97,12 +101,13 @@ TLS_PID=$(cat "$WORK/tls.pid")
 
 set +e
 "$SOAK" run --dir "$WORK" --plain "127.0.0.1:$P_PLAIN" --tls "127.0.0.1:$P_TLS" \
-    --proxy "127.0.0.1:$P_PROXY" --serve-pid "$PLAIN_PID" --log "$WORK/logs/access.log" \
-    --pid "serve=$PLAIN_PID" --pid "serve-tls=$TLS_PID" --pid "proxy=$PROXY_PID:4" \
-    --pid "backend=$BACKEND_PID:4" --seconds "$SECONDS_SOAK" --warmup-seconds "$WARMUP" \
+    --proxy "127.0.0.1:$P_PROXY" --serve-pid "$PLAIN_PID" --tls-pid "$TLS_PID" \
+    --log "$WORK/logs/access.log" --pid "serve=$PLAIN_PID" --pid "serve-tls=$TLS_PID" \
+    --pid "proxy=$PROXY_PID:4" --pid "backend=$BACKEND_PID:4" --seconds "$SECONDS_SOAK" --warmup-seconds "$WARMUP" \
     --rate "$RATE" --header-timeout 2 --out "$WORK/soak.json"
 DRIVER=$?
 wait "$PLAIN_PID"; PLAIN_EXIT=$?
+# The driver sent it SIGTERM in its drain; again in case it stopped before.
 kill -TERM "$TLS_PID" 2>/dev/null
 for _ in $(seq 300); do [ -f "$WORK/tls.lines" ] && [ -s "$WORK/tls.lines" ] && break; sleep 0.1; done
 set -e
