@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The well-behaved clients, one count each.
-pub const GOOD: [&str; 11] = [
+pub const GOOD: [&str; 12] = [
     "h1_keepalive",
     "h1_pipelined",
     "h1_range",
@@ -16,6 +16,7 @@ pub const GOOD: [&str; 11] = [
     "h2c",
     "h2_tls",
     "h1_tls",
+    "h3",
     "upload_proxy",
     "ws_proxy",
     "panic_proxy",
@@ -42,6 +43,7 @@ pub enum Good {
     H2c,
     H2Tls,
     H1Tls,
+    H3,
     Upload,
     Ws,
     Panic,
@@ -69,7 +71,7 @@ pub enum Target {
 impl Good {
     pub fn target(self) -> Target {
         match self {
-            Good::H2Tls | Good::H1Tls => Target::Tls,
+            Good::H2Tls | Good::H1Tls | Good::H3 => Target::Tls,
             Good::Upload | Good::Ws | Good::Panic => Target::Proxy,
             _ => Target::Plain,
         }
@@ -106,6 +108,8 @@ pub struct Ctx {
     pub proxy: String,
     pub tls_h1: tokio_rustls::TlsConnector,
     pub tls_h2: tokio_rustls::TlsConnector,
+    /// The HTTP/3 client's QUIC settings (the same CA, ALPN `h3`).
+    pub quic: quinn::ClientConfig,
     pub good: [Counts; GOOD.len()],
     pub bad: [BadCounts; BAD.len()],
     /// Latencies of the good clients' requests (µs) since the last sample.
@@ -123,6 +127,7 @@ impl Ctx {
         files: HashMap<&'static str, Arc<Vec<u8>>>,
         addrs: [String; 3],
         tls: [tokio_rustls::TlsConnector; 2],
+        quic: quinn::ClientConfig,
         header_timeout: Duration,
     ) -> Ctx {
         let [plain, tls_addr, proxy] = addrs;
@@ -134,6 +139,7 @@ impl Ctx {
             proxy,
             tls_h1,
             tls_h2,
+            quic,
             good: Default::default(),
             bad: Default::default(),
             latency: Mutex::new(Vec::with_capacity(1 << 16)),

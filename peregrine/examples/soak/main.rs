@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! soak gen DIR        the served files (DIR/site) and a certificate (DIR/cert.pem, key.pem)
-//! soak run --dir DIR --plain ADDR --tls ADDR --proxy ADDR --serve-pid PID --log FILE
-//!          --pid NAME=PID[:SLACK]... [--seconds S] [--idle-seconds S] [--warmup-seconds S]
+//! soak run --dir DIR --plain ADDR --tls ADDR --proxy ADDR --serve-pid PID --tls-pid PID
+//!          --log FILE --pid NAME=PID[:SLACK]... [--seconds S] [--idle-seconds S] [--warmup-seconds S]
 //!          [--rate PER_S] [--header-timeout S] [--out FILE.json]
 //! ```
 //!
@@ -14,12 +14,14 @@
 //! clients too for `--seconds`, with the serve log renamed and SIGHUP sent halfway; then every
 //! client stops and the file descriptors must come back to their baseline (plus SLACK, the
 //! proxy's and backend's idle pooled connections); then good clients run against the plain
-//! server again and it gets SIGTERM: the drain must fail none of their requests.
+//! server (HTTP/1.1, h2c) and the TLS server (h2, HTTP/3) again and both get SIGTERM: the
+//! drain must fail none of their requests.
 
 mod bad;
 mod ctx;
 mod h1;
 mod h2;
+mod h3;
 mod sample;
 mod site;
 
@@ -41,6 +43,7 @@ struct Args {
     dir: PathBuf,
     addrs: [String; 3],
     serve_pid: u32,
+    tls_pid: u32,
     log: PathBuf,
     pids: Vec<(String, u32, u64)>,
     seconds: u64,
@@ -53,7 +56,7 @@ struct Args {
 
 fn usage(why: &str) -> ! {
     eprintln!(
-        "soak: {why}\nusage: soak gen DIR | soak run --dir DIR --plain ADDR --tls ADDR --proxy ADDR --serve-pid PID --log FILE --pid NAME=PID[:SLACK]... [--seconds S] [--idle-seconds S] [--warmup-seconds S] [--rate PER_S] [--header-timeout S] [--out FILE]"
+        "soak: {why}\nusage: soak gen DIR | soak run --dir DIR --plain ADDR --tls ADDR --proxy ADDR --serve-pid PID --tls-pid PID --log FILE --pid NAME=PID[:SLACK]... [--seconds S] [--idle-seconds S] [--warmup-seconds S] [--rate PER_S] [--header-timeout S] [--out FILE]"
     );
     std::process::exit(2)
 }
@@ -63,6 +66,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Args {
         dir: PathBuf::new(),
         addrs: Default::default(),
         serve_pid: 0,
+        tls_pid: 0,
         log: PathBuf::new(),
         pids: Vec::new(),
         seconds: 180,
@@ -81,6 +85,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Args {
             "--tls" => a.addrs[1] = v,
             "--proxy" => a.addrs[2] = v,
             "--serve-pid" => a.serve_pid = num(&v) as u32,
+            "--tls-pid" => a.tls_pid = num(&v) as u32,
             "--log" => a.log = v.into(),
             "--seconds" => a.seconds = num(&v),
             "--idle-seconds" => a.idle_seconds = num(&v),
@@ -96,8 +101,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Args {
             _ => usage(&format!("unknown flag {flag}")),
         }
     }
-    if a.addrs.iter().any(String::is_empty) || a.serve_pid == 0 || a.pids.is_empty() {
-        usage("--plain, --tls, --proxy, --serve-pid and --pid are required");
+    if a.addrs.iter().any(String::is_empty) || a.serve_pid == 0 || a.tls_pid == 0 || a.pids.is_empty()
+    {
+        usage("--plain, --tls, --proxy, --serve-pid, --tls-pid and --pid are required");
     }
     a
 }
@@ -130,18 +136,21 @@ fn signal(sig: &str, pid: u32) {
     }
 }
 
-fn connectors(dir: &std::path::Path) -> [tokio_rustls::TlsConnector; 2] {
+/// The TLS clients' settings (HTTP/1.1 and h2 by ALPN) and the HTTP/3 client's, all trusting
+/// the soak's certificate.
+fn connectors(dir: &std::path::Path) -> ([tokio_rustls::TlsConnector; 2], quinn::ClientConfig) {
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(dir.join("cert.pem")).expect("cert.pem") {
         roots.add(cert.expect("cert.pem")).expect("cert.pem");
     }
-    [b"http/1.1".as_slice(), b"h2"].map(|alpn| {
+    let tcp = [b"http/1.1".as_slice(), b"h2"].map(|alpn| {
         let mut c = rustls::ClientConfig::builder()
             .with_root_certificates(roots.clone())
             .with_no_client_auth();
         c.alpn_protocols = vec![alpn.to_vec()];
         tokio_rustls::TlsConnector::from(Arc::new(c))
-    })
+    });
+    (tcp, h3::client_config(roots))
 }
 
 fn spawn_good(ctx: &Arc<Ctx>, rate: f64, drain_only: bool) -> Vec<JoinHandle<()>> {
@@ -151,6 +160,8 @@ fn spawn_good(ctx: &Arc<Ctx>, rate: f64, drain_only: bool) -> Vec<JoinHandle<()>
     t.push(tokio::spawn(h1::one_at_a_time(c(), Good::H1, 2, rate)));
     t.push(tokio::spawn(h1::pipelined(c(), 3, rate / 4.0, 8)));
     t.push(tokio::spawn(h2::client(c(), false, 4, rate / 2.0, 4)));
+    t.push(tokio::spawn(h2::client(c(), true, 9, rate / 2.0, 4)));
+    t.push(tokio::spawn(h3::client(c(), 13, rate / 4.0, 4)));
     if drain_only {
         return t;
     }
@@ -158,7 +169,6 @@ fn spawn_good(ctx: &Arc<Ctx>, rate: f64, drain_only: bool) -> Vec<JoinHandle<()>
     t.push(tokio::spawn(h1::one_at_a_time(c(), Good::Conditional, 6, rate)));
     t.push(tokio::spawn(h1::one_at_a_time(c(), Good::Compressed, 7, rate)));
     t.push(tokio::spawn(h1::one_at_a_time(c(), Good::H1Tls, 8, rate)));
-    t.push(tokio::spawn(h2::client(c(), true, 9, rate / 2.0, 4)));
     t.push(tokio::spawn(h1::one_at_a_time(c(), Good::Upload, 10, rate)));
     t.push(tokio::spawn(h2::ws(c(), 11, rate)));
     t.push(tokio::spawn(h1::panics(c(), 12, 5.0)));
@@ -243,10 +253,12 @@ impl Sampler {
 
 async fn run(a: Args) -> bool {
     let files = site::load(&a.dir).expect("reading DIR/site (run `soak gen DIR` first)");
+    let (tls, quic) = connectors(&a.dir);
     let ctx = Arc::new(Ctx::new(
         files,
         a.addrs.clone(),
-        connectors(&a.dir),
+        tls,
+        quic,
         Duration::from_secs(a.header_timeout),
     ));
     // The servers' file caches keep a resolved file's descriptor open: each file is asked for
@@ -353,22 +365,24 @@ async fn run(a: Args) -> bool {
     }
     let fds_ok = fds_back(&after);
 
-    // Drain: good clients on the plain server, SIGTERM under them.
+    // Drain: good clients on the plain and TLS servers, SIGTERM under them.
     let before_drain = counts(&ctx);
     ctx.stop_good.store(false, Ordering::Relaxed);
     let drain_clients = spawn_good(&ctx, a.rate, true);
     tokio::time::sleep(Duration::from_secs(3)).await;
     ctx.draining.store(true, Ordering::Relaxed);
     signal("-TERM", a.serve_pid);
-    eprintln!("soak: SIGTERM sent to the plain server under its good clients");
+    signal("-TERM", a.tls_pid);
+    eprintln!("soak: SIGTERM sent to the plain and TLS servers under their good clients");
     let drain_ended = join_all(drain_clients, Duration::from_secs(40)).await;
     ctx.stop_good.store(true, Ordering::Relaxed);
     let exited = {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while sample::read(a.serve_pid).is_some() && Instant::now() < deadline {
+        let running = || [a.serve_pid, a.tls_pid].iter().any(|p| sample::read(*p).is_some());
+        while running() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        sample::read(a.serve_pid).is_none()
+        !running()
     };
     let during_drain = counts(&ctx);
 
@@ -430,6 +444,7 @@ fn report(a: &Args, ctx: &Ctx, mut r: Report) -> bool {
         Good::H2c,
         Good::H2Tls,
         Good::H1Tls,
+        Good::H3,
         Good::Upload,
         Good::Ws,
         Good::Panic,
@@ -531,7 +546,7 @@ fn report(a: &Args, ctx: &Ctx, mut r: Report) -> bool {
             drain_failed == 0 && r.drain_ended,
             format!("{drain_ok} answered during the drain, {drain_failed} failed"),
         ),
-        ("the plain server exited after SIGTERM", r.exited, String::new()),
+        ("the plain and TLS servers exited after SIGTERM", r.exited, String::new()),
     ];
     let mut pass = true;
     for (name, ok, detail) in &checks {
