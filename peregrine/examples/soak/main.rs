@@ -101,7 +101,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Args {
             _ => usage(&format!("unknown flag {flag}")),
         }
     }
-    if a.addrs.iter().any(String::is_empty) || a.serve_pid == 0 || a.tls_pid == 0 || a.pids.is_empty()
+    if a.addrs.iter().any(String::is_empty)
+        || a.serve_pid == 0
+        || a.tls_pid == 0
+        || a.pids.is_empty()
     {
         usage("--plain, --tls, --proxy, --serve-pid, --tls-pid and --pid are required");
     }
