@@ -1,12 +1,16 @@
 //! The HTTP/2 clients (h2c by prior knowledge and h2 over TLS, `h2` crate), each sending a few
 //! streams at once, and the WebSocket echo client through the proxy (tokio-tungstenite).
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use h2::client::SendRequest;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -14,21 +18,69 @@ use crate::ctx::{Ctx, Good, Rng, pacer};
 use crate::h1::{Expect, Resp, verify};
 use crate::site::pick;
 
-pub async fn connect(ctx: &Ctx, tls: bool) -> std::io::Result<SendRequest<Bytes>> {
+/// A connection and whether any byte of the server's has come in on it.
+pub struct H2 {
+    send: SendRequest<Bytes>,
+    heard: Arc<AtomicBool>,
+}
+
+pub async fn connect(ctx: &Ctx, tls: bool) -> std::io::Result<H2> {
     let addr = if tls { &ctx.tls } else { &ctx.plain };
     let tcp = TcpStream::connect(addr).await?;
     tcp.set_nodelay(true)?;
+    let heard = Arc::new(AtomicBool::new(false));
+    let tcp = Heard { io: tcp, heard: heard.clone() };
     let h2err = |e: h2::Error| std::io::Error::other(e.to_string());
-    if tls {
+    let send = if tls {
         let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
         let io = ctx.tls_h2.connect(name, tcp).await?;
         let (send, conn) = h2::client::handshake(io).await.map_err(h2err)?;
         tokio::spawn(conn);
-        Ok(send)
+        send
     } else {
         let (send, conn) = h2::client::handshake(tcp).await.map_err(h2err)?;
         tokio::spawn(conn);
-        Ok(send)
+        send
+    };
+    Ok(H2 { send, heard })
+}
+
+/// A socket that notes when the first byte is read from it.
+struct Heard {
+    io: TcpStream,
+    heard: Arc<AtomicBool>,
+}
+
+impl AsyncRead for Heard {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.heard.store(true, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Heard {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 
@@ -36,7 +88,14 @@ enum Outcome {
     Answered(Resp),
     /// Refused by the server's GOAWAY before it was processed (RFC 9113 §6.8): sent again.
     Unprocessed,
+    /// The connection was reset.
+    Reset(String),
     Failed(String),
+}
+
+/// Whether `e` is the connection's reset.
+fn reset(e: &h2::Error) -> bool {
+    e.get_io().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionReset)
 }
 
 async fn fetch(send: SendRequest<Bytes>, uri: String) -> Outcome {
@@ -57,6 +116,7 @@ async fn fetch(send: SendRequest<Bytes>, uri: String) -> Outcome {
     let res = match res.await {
         Ok(res) => res,
         Err(e) if unprocessed(&e) => return Outcome::Unprocessed,
+        Err(e) if reset(&e) => return Outcome::Reset(format!("response: {e}")),
         Err(e) => return Outcome::Failed(format!("response: {e}")),
     };
     let status = res.status().as_u16();
@@ -82,7 +142,7 @@ pub async fn client(ctx: Arc<Ctx>, tls: bool, seed: u64, per_s: f64, streams: us
     let (scheme, addr) = if tls { ("https", "localhost") } else { ("http", ctx.plain.as_str()) };
     let mut rng = Rng::new(seed);
     let mut pace = pacer(per_s);
-    let mut conn: Option<SendRequest<Bytes>> = None;
+    let mut conn: Option<H2> = None;
     while !ctx.good_stopped() {
         pace.tick().await;
         let mut todo: Vec<&'static str> = (0..streams).map(|_| pick(&mut rng)).collect();
@@ -90,12 +150,13 @@ pub async fn client(ctx: Arc<Ctx>, tls: bool, seed: u64, per_s: f64, streams: us
         let mut rounds = 0;
         while !todo.is_empty() && rounds < 4 {
             rounds += 1;
-            let send = match &conn {
-                Some(s) => s.clone(),
+            let (send, heard) = match &conn {
+                Some(c) => (c.send.clone(), c.heard.clone()),
                 None => match connect(&ctx, tls).await {
-                    Ok(s) => {
-                        conn = Some(s.clone());
-                        s
+                    Ok(c) => {
+                        let pair = (c.send.clone(), c.heard.clone());
+                        conn = Some(c);
+                        pair
                     }
                     Err(_) if ctx.draining() => return,
                     Err(e) => {
@@ -115,7 +176,13 @@ pub async fn client(ctx: Arc<Ctx>, tls: bool, seed: u64, per_s: f64, streams: us
                         Err(why) => ctx.fail(class, why),
                     },
                     Outcome::Unprocessed => again.push(*name),
-                    Outcome::Failed(why) => {
+                    // After SIGTERM, a new connection the kernel completed as the listener
+                    // closed is reset without a byte from the server: as a refused connection,
+                    // the client's end (the HTTP/1.1 clients' rule).
+                    Outcome::Reset(_) if ctx.draining() && !heard.load(Ordering::Relaxed) => {
+                        return;
+                    }
+                    Outcome::Reset(why) | Outcome::Failed(why) => {
                         conn = None;
                         ctx.fail(class, why);
                     }
