@@ -125,7 +125,7 @@ impl HeaderList {
     }
 
     /// The fields in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> + Clone {
         self.fields.iter().map(|(n, v)| (n, v))
     }
 }

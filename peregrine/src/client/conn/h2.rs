@@ -129,7 +129,7 @@ pub(super) fn lowercase_names<'a>(
     fields: &'a [(&'a str, &'a [u8])],
     lowercase: bool,
     scratch: &'a mut Vec<u8>,
-) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone + 'a {
     if lowercase {
         scratch.clear();
         for (name, _) in fields {

@@ -288,13 +288,16 @@ impl Conn {
     /// then `fields` (lowercase names, no connection-specific fields: RFC 9114 §4.2).
     /// Entries it inserts go to our encoder stream: poll it ([`Conn::poll_encoder_stream`])
     /// and write those bytes too.
-    pub fn encode_request<'f>(
+    pub fn encode_request<'f, I>(
         &mut self,
         stream: StreamId,
         pseudo: RequestPseudo<'f>,
-        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        fields: I,
         dst: &mut Vec<u8>,
-    ) {
+    ) where
+        I: IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        I::IntoIter: Clone,
+    {
         let p = pseudo;
         let lines: [(&[u8], &[u8]); 4] = [
             (b":method", p.method),
@@ -307,13 +310,16 @@ impl Conn {
 
     /// Appends a HEADERS frame with a response head (`:status`, then `fields`) for `stream`.
     /// As [`Conn::encode_request`] for the fields and the encoder stream.
-    pub fn encode_response<'f>(
+    pub fn encode_response<'f, I>(
         &mut self,
         stream: StreamId,
         status: u16,
-        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        fields: I,
         dst: &mut Vec<u8>,
-    ) {
+    ) where
+        I: IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        I::IntoIter: Clone,
+    {
         let digits: &'static [u8] = &STATUS_DIGITS[usize::from(status.min(999))];
         let pseudo: [(&[u8], &[u8]); 1] = [(b":status", digits)];
         self.encode_section(stream, pseudo.into_iter().chain(fields), dst);
@@ -326,7 +332,14 @@ impl Conn {
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
         dst: &mut Vec<u8>,
     ) {
-        self.encode_section(stream, fields, dst);
+        // Trailers are rarely the same twice: encoded without the last section's copy.
+        let mut section = std::mem::take(&mut self.scratch);
+        section.clear();
+        let fields = fields.into_iter().map(|(n, v)| (n, v, sensitive(n)));
+        self.encoder.encode_fresh(stream, fields, &mut section);
+        Head { kind: Kind::HEADERS, len: section.len() as u64 }.encode(dst);
+        dst.extend_from_slice(&section);
+        self.scratch = section;
     }
 
     /// Appends the header of a DATA frame of `len` octets; the caller sends them after it
@@ -335,12 +348,11 @@ impl Conn {
         data::encode_head(len, dst);
     }
 
-    fn encode_section<'f>(
-        &mut self,
-        stream: StreamId,
-        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
-        dst: &mut Vec<u8>,
-    ) {
+    fn encode_section<'f, I>(&mut self, stream: StreamId, fields: I, dst: &mut Vec<u8>)
+    where
+        I: IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        I::IntoIter: Clone,
+    {
         let mut section = std::mem::take(&mut self.scratch);
         section.clear();
         // Credentials are never inserted into the table, and carry the never-indexed bit

@@ -56,6 +56,76 @@ pub struct Encoder {
     lines: Vec<u8>,
     /// Scratch for [`Encoder::blocking_streams`].
     streams: Vec<u64>,
+    /// The last section, kept to be sent again (see [`LastSection`]).
+    last: LastSection,
+    /// Sections sent as copies of the last (tests look).
+    #[cfg(test)]
+    pub(super) copies: u64,
+}
+
+/// The last field section encoded and its fields, sent again as it is when the next section's
+/// fields are identical and the table is as it was: a connection serving one resource over and
+/// over (a load generator, a poller) encodes each distinct head about once a second (when Date
+/// changes), as HTTP/2's does (`server::h2`'s head cache). Kept only for a section that
+/// inserted nothing and references only acknowledged entries: with no insert since, no entry it
+/// references has been evicted (evictions only make room for inserts, §3.2.2) and its Base and
+/// Required Insert Count mean the same; the peer has every entry, so the stream cannot block.
+/// A fresh encoding could differ only by an insert that has become possible meanwhile, which
+/// the next different section makes.
+#[derive(Clone, Debug, Default)]
+struct LastSection {
+    valid: bool,
+    /// The Insert Count, Known Received Count and capacity it was encoded at.
+    at: (u64, u64, usize),
+    /// Its Required Insert Count and smallest reference (as in [`Outstanding`]).
+    ric: u64,
+    min_ref: u64,
+    /// Field names and values, one after the other.
+    bytes: Vec<u8>,
+    /// Where each field's name and value end in `bytes`, and its sensitive flag.
+    ends: Vec<(u32, u32, bool)>,
+    /// The encoded section (prefix and lines).
+    section: Vec<u8>,
+}
+
+impl LastSection {
+    /// Whether `fields` are the kept section's, in order.
+    fn same<'f>(&self, fields: impl Iterator<Item = (&'f [u8], &'f [u8], bool)>) -> bool {
+        let mut at = 0;
+        let mut ends = self.ends.iter();
+        for (name, value, sensitive) in fields {
+            let Some(&(n, v, s)) = ends.next() else { return false };
+            let (n, v) = (n as usize, v as usize);
+            if s != sensitive || self.bytes[at..n] != *name || self.bytes[n..v] != *value {
+                return false;
+            }
+            at = v;
+        }
+        ends.next().is_none()
+    }
+
+    /// Keeps `fields` and their `section`; forgets them when a field is too long to index.
+    fn keep<'f>(
+        &mut self,
+        fields: impl Iterator<Item = (&'f [u8], &'f [u8], bool)>,
+        section: &[u8],
+    ) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.valid = false;
+        for (name, value, sensitive) in fields {
+            self.bytes.extend_from_slice(name);
+            let n = self.bytes.len();
+            self.bytes.extend_from_slice(value);
+            let (Ok(n), Ok(v)) = (u32::try_from(n), u32::try_from(self.bytes.len())) else {
+                return;
+            };
+            self.ends.push((n, v, sensitive));
+        }
+        self.section.clear();
+        self.section.extend_from_slice(section);
+        self.valid = true;
+    }
 }
 
 impl Encoder {
@@ -76,6 +146,9 @@ impl Encoder {
             pending: Vec::new(),
             lines: Vec::new(),
             streams: Vec::new(),
+            last: LastSection::default(),
+            #[cfg(test)]
+            copies: 0,
         }
     }
 
@@ -183,12 +256,63 @@ impl Encoder {
     /// per field. `fields` yields `(name, value, sensitive)`; a sensitive field is never
     /// inserted and carries the N bit (§4.5.4: "never indexed" by intermediaries).
     /// Instructions it needs go to the encoder stream ([`Encoder::poll_encoder_stream`]).
-    pub fn encode<'f>(
+    ///
+    /// A section identical to the last one, with the table as it was then, is copied from it
+    /// (see [`LastSection`]); `fields` is walked once more to compare (hence `Clone`).
+    pub fn encode<'f, I>(&mut self, stream: StreamId, fields: I, dst: &mut Vec<u8>)
+    where
+        I: IntoIterator<Item = (&'f [u8], &'f [u8], bool)>,
+        I::IntoIter: Clone,
+    {
+        let fields = fields.into_iter();
+        let at = (self.table.inserted(), self.known_received, self.table.max_size());
+        if self.last.valid && self.last.at == at && self.last.same(fields.clone()) {
+            // A section with dynamic references awaits its acknowledgment as any other
+            // (§4.4.1); past the budget, encode without the table.
+            if self.last.ric == 0 || self.outstanding.len() < MAX_OUTSTANDING {
+                dst.extend_from_slice(&self.last.section);
+                #[cfg(test)]
+                {
+                    self.copies += 1;
+                }
+                if self.last.ric > 0 {
+                    let (ric, min_ref) = (self.last.ric, self.last.min_ref);
+                    self.outstanding.push(Outstanding { stream, ric, min_ref });
+                }
+                return;
+            }
+        }
+        let start = dst.len();
+        let base = self.table.inserted();
+        let ric = self.encode_lines(stream, fields.clone(), dst);
+        // Kept when it inserted nothing and its references are acknowledged.
+        self.last.valid = false;
+        if self.table.inserted() == base && ric <= self.known_received {
+            let min_ref =
+                self.outstanding.last().filter(|_| ric > 0).map_or(u64::MAX, |o| o.min_ref);
+            self.last.keep(fields, &dst[start..]);
+            self.last.at = (base, self.known_received, self.table.max_size());
+            (self.last.ric, self.last.min_ref) = (ric, min_ref);
+        }
+    }
+
+    /// [`Encoder::encode`] without the last section's copy, for fields not walked twice.
+    pub fn encode_fresh<'f>(
         &mut self,
         stream: StreamId,
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8], bool)>,
         dst: &mut Vec<u8>,
     ) {
+        self.encode_lines(stream, fields, dst);
+    }
+
+    /// Encodes the section (see [`Encoder::encode`]); returns its Required Insert Count.
+    fn encode_lines<'f>(
+        &mut self,
+        stream: StreamId,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8], bool)>,
+        dst: &mut Vec<u8>,
+    ) -> u64 {
         let base = self.table.inserted();
         let dynamic = self.table.max_size() > 0 && self.outstanding.len() < MAX_OUTSTANDING;
         // §2.1.2: the stream may reference unacknowledged entries only if it already blocks,
@@ -247,6 +371,7 @@ impl Encoder {
         if ric > 0 {
             self.outstanding.push(Outstanding { stream, ric, min_ref });
         }
+        ric
     }
 
     /// Inserts `(name, value)` when the table can take it; returns its absolute index.

@@ -292,3 +292,66 @@ fn unacknowledged_entries_are_not_evicted() {
         assert_eq!(list.iter().next().unwrap().name, *n);
     }
 }
+
+/// A section identical to the last, with the table unchanged and its references acknowledged,
+/// is sent as a copy of the last one's bytes: it decodes to the same fields, and its Section
+/// Acknowledgment is expected (§4.4.1: an unexpected one is a connection error). A different
+/// value, or an insert since, is encoded afresh.
+#[test]
+fn an_identical_section_is_copied_while_the_table_is_unchanged() {
+    let mut enc = Encoder::new(4096);
+    enc.apply_peer_settings(4096, 1);
+    let mut dec = Decoder::new(4096, 1);
+    let mut list = FieldList::new(1 << 16);
+    let mut stream = 0u64;
+    // One section through both sides, the instructions each way delivered; returns its bytes.
+    let mut round = |enc: &mut Encoder, fields: &[(&[u8], &[u8], bool)]| {
+        let (mut section, mut bytes) = (Vec::new(), Vec::new());
+        enc.encode(StreamId::new(stream), fields.iter().copied(), &mut section);
+        enc.poll_encoder_stream(&mut bytes);
+        dec.feed_encoder_stream(&bytes).unwrap();
+        let decoded = dec.decode_section(StreamId::new(stream), &section, &mut list);
+        assert_eq!(decoded, Ok(Section::Decoded));
+        let got: Vec<(Vec<u8>, Vec<u8>)> =
+            list.iter().map(|f| (f.name.to_vec(), f.value.to_vec())).collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> =
+            fields.iter().map(|(n, v, _)| (n.to_vec(), v.to_vec())).collect();
+        assert_eq!(got, want, "stream {stream}");
+        bytes.clear();
+        dec.poll_decoder_stream(&mut bytes);
+        enc.feed_decoder_stream(&bytes).expect("every acknowledgment expected");
+        stream += 4;
+        section
+    };
+    let head: [(&[u8], &[u8], bool); 4] = [
+        (b":status", b"200", false),
+        (b"server", b"peregrine", false),
+        (b"date", b"Sun, 29 Nov 2026 08:00:00 GMT", false),
+        (b"content-length", b"13", false),
+    ];
+    // The first inserts (and so is not kept); the second references acknowledged entries.
+    round(&mut enc, &head);
+    let second = round(&mut enc, &head);
+    assert_eq!(enc.copies, 0);
+    for _ in 0..3 {
+        assert_eq!(round(&mut enc, &head), second);
+    }
+    assert_eq!(enc.copies, 3);
+    // Another Date: encoded afresh (and inserted), then copied once acknowledged.
+    let mut next = head;
+    next[2].1 = b"Sun, 29 Nov 2026 08:00:01 GMT";
+    let inserting = round(&mut enc, &next);
+    assert_ne!(inserting, second);
+    assert_eq!(enc.copies, 3);
+    round(&mut enc, &next);
+    round(&mut enc, &next);
+    assert_eq!(enc.copies, 4);
+    // The old head after an insert: afresh, and right.
+    round(&mut enc, &head);
+    assert_eq!(enc.copies, 4);
+    // A sensitive flag is part of the match.
+    let mut secret = next;
+    secret[1].2 = true;
+    round(&mut enc, &secret);
+    assert_eq!(enc.copies, 4);
+}
