@@ -12,15 +12,24 @@
 # with its handshakes, ÷ N2). bench/callgrind_split.py groups the instructions (QUIC, TLS +
 # crypto, the HTTP/3 layer, handler, tokio, allocator, libc, ...).
 #
+# With SHAPE=file: GET of a 1 MiB file, 4 connections x 4 streams, as bench/h3.sh's file shape
+# (N1=40 N2=200 by default): where the bytes of a large response go (QUIC's packet path vs the
+# HTTP/3 layer).
+#
 # usage: bench/callgrind_h3.sh                 (N1=4000 N2=24000; SERVERS="peregrine h3quinn")
+#        SHAPE=file bench/callgrind_h3.sh       (1 MiB, -c4 -m4; N1=40 N2=200)
 #        OUT=dir bench/callgrind_h3.sh          (keep the dumps in dir)
 #        SYSCALLS=1 bench/callgrind_h3.sh       (also system calls per request, under strace;
 #                                                CALLGRIND=0 for those alone)
 # Everything runs on 127.0.0.1; every server is stopped by PID at exit.
 set -euo pipefail
 
-N1=${N1:-4000}
-N2=${N2:-24000}
+SHAPE=${SHAPE:-plaintext}
+case $SHAPE in
+    plaintext) N1=${N1:-4000} N2=${N2:-24000} CONNS=16 STREAMS=32 ;;
+    file) N1=${N1:-40} N2=${N2:-200} CONNS=4 STREAMS=4 ;;
+    *) echo "SHAPE is plaintext or file" >&2; exit 2 ;;
+esac
 PORT=${PORT:-18850}
 SERVERS=${SERVERS:-"peregrine h3quinn"}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,15 +53,16 @@ done
 
 mkdir -p "$OUT/www"
 printf 'Hello, World!' >"$OUT/www/plaintext"
+head -c 1048576 /dev/urandom >"$OUT/www/file"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
     -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
     -keyout "$OUT/key.pem" -out "$OUT/cert.pem" 2>/dev/null
 
-URL="https://localhost:$PORT/plaintext"
+URL="https://localhost:$PORT/$SHAPE"
 
 # load N -> prints the number of requests answered
 load() {
-    timeout 600 "$BIN/peregrine" load --h3 --insecure -t 1 -c 16 -m 32 -n "$1" --timeout 60s \
+    timeout 600 "$BIN/peregrine" load --h3 --insecure -t 1 -c "$CONNS" -m "$STREAMS" -n "$1" --timeout 60s \
         --no-progress --json "$OUT/load.json" "$URL" >/dev/null
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); e = sum(r["errors"].values()); print(r["requests"]) if not e else sys.exit(f"{e} errors")' \
         "$OUT/load.json"
@@ -77,7 +87,7 @@ for s in $SERVERS; do
         sleep 0.5
     done
     [ -n "$up" ] || { echo "$s did not start" >&2; exit 1; }
-    load 2000 >/dev/null
+    load $((N1 / 2)) >/dev/null
     sleep 1
     n=()
     for run in 1 2; do

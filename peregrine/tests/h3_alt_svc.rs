@@ -22,6 +22,9 @@ use peregrine::server::{Server, ServerHandle, TlsConfig as ServerTls};
 use peregrine::{Request, Response, Version};
 use support::tls::TestCert;
 
+/// The test server's echo of the request's `Alt-Used`.
+static X_ALT_USED: http::HeaderName = http::HeaderName::from_static("x-alt-used");
+
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -42,6 +45,11 @@ fn server(cert: &TestCert, h3: bool, alt_svc: Option<String>) -> ServerHandle {
         .workers(1)
         .spawn(move |req: Request| {
             let mut res = Response::new(req.version().as_str());
+            // RFC 7838 §5: echoed at /alt-used, so tests see what the client said.
+            let used = req.headers().get("alt-used").filter(|_| req.path() == "/alt-used");
+            if let Some(used) = used {
+                res = res.with_header(X_ALT_USED.clone(), HeaderValue::from_bytes(used).unwrap());
+            }
             if let Some(v) = &value {
                 res = res.with_header(ALT_SVC, v.clone());
             }
@@ -77,13 +85,27 @@ fn alt_svc_moves_later_requests_to_http3() {
             assert_eq!(got.unwrap(), (Version::Http3, "HTTP/3".to_owned()));
         }
         assert_eq!(client.pool_size().1, 2, "the HTTP/2 connection and the HTTP/3 one");
+        // Over the alternative, each request says which it used (RFC 7838 §5); not over TCP,
+        // nor on a client that asked for HTTP/3 itself.
+        let port = server.local_addr().port();
+        let echo = format!("{url}alt-used");
+        let res = client.get(&echo).await.unwrap();
+        assert_eq!(res.version(), Version::Http3);
+        let used = res.headers().get(&X_ALT_USED).map(|v| v.as_bytes().to_vec());
+        assert_eq!(used, Some(format!("127.0.0.1:{port}").into_bytes()));
         assert_eq!(client.alt_svc_broken_until(&url), None);
 
         // Without the setting the client stays on TCP.
         let plain = Client::builder().tls(trust(&[&cert])).build();
         for _ in 0..2 {
-            assert_eq!(get(&plain, &url).await.0, Version::Http2);
+            let res = plain.get(&echo).await.unwrap();
+            assert_eq!(res.version(), Version::Http2);
+            assert!(res.headers().get(&X_ALT_USED).is_none());
         }
+        let only = Client::builder().tls(trust(&[&cert])).http3_only().build();
+        let res = only.get(&echo).await.unwrap();
+        assert_eq!(res.version(), Version::Http3);
+        assert!(res.headers().get(&X_ALT_USED).is_none());
     });
     server.shutdown_now();
 }

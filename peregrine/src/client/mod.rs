@@ -290,9 +290,8 @@ impl ClientBuilder {
     /// - At most 256 origins are remembered, in memory; past that a new one evicts the entry
     ///   that expires first. `persist` is read but not acted on: the client does not watch
     ///   for network changes, so an entry lasts until its `ma` runs out.
-    ///
-    /// The request itself carries no `Alt-Used` field (RFC 7838 §5 makes it a SHOULD; a
-    /// server needs it only to tell alternatives apart).
+    /// - Requests over an alternative carry `Alt-Used` with its host and port (RFC 7838 §5),
+    ///   so the server can tell them apart.
     ///
     /// # Examples
     /// ```

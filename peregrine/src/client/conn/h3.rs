@@ -90,6 +90,9 @@ pub(crate) struct H3 {
     pub(super) conn: Conn,
     scheme: &'static [u8],
     authority: Box<[u8]>,
+    /// `Alt-Used` (RFC 7838 §5: the alternative's host and port) on a connection to an
+    /// `Alt-Svc` alternative, sent with every request.
+    alt_used: Option<Box<[u8]>>,
     max_body: u64,
     control: Uni,
     encoder: Uni,
@@ -155,6 +158,7 @@ impl H3 {
         endpoint: quinn::Endpoint,
         quic: quinn::Connection,
         https_authority: &[u8],
+        alt_used: Option<Box<[u8]>>,
         config: H3Config,
         max_body: u64,
     ) -> Result<H3, Error> {
@@ -178,6 +182,7 @@ impl H3 {
             conn,
             scheme: b"https",
             authority: https_authority.into(),
+            alt_used,
             max_body,
             control,
             encoder,
@@ -302,7 +307,8 @@ impl H3 {
         };
         let cl = digits.as_ref().map(Decimal::as_bytes);
         let named = lowercase_names(fields, lowercase, &mut self.scratch);
-        let all = named.chain(cl.map(|d| (&b"content-length"[..], d)));
+        let alt_used = self.alt_used.as_deref().map(|v| (&b"alt-used"[..], v));
+        let all = named.chain(cl.map(|d| (&b"content-length"[..], d))).chain(alt_used);
         let pseudo = RequestPseudo {
             method,
             scheme: self.scheme,

@@ -519,7 +519,7 @@ impl Connection {
     ) -> Result<Connection, Error> {
         let timeout = config.connect_timeout + config.tls_handshake_timeout;
         let dial = (origin.host(), origin.port());
-        Connection::connect_quic(origin, dial, prelude, config, timeout).await
+        Connection::connect_quic(origin, dial, None, prelude, config, timeout).await
     }
 
     /// An HTTP/3 connection to `origin`'s alternative service at `host:port` (RFC 7838 §2):
@@ -536,13 +536,20 @@ impl Connection {
         config: &Config,
         timeout: Duration,
     ) -> Result<Connection, Error> {
-        Connection::connect_quic(origin, (host, port), prelude(origin)?, config, timeout).await
+        // RFC 7838 §5: requests over an alternative say which (uri-host, so an IPv6 address
+        // in brackets, and port), computed once for the connection.
+        let bracket = host.contains(':') && !host.starts_with('[');
+        let alt_used = if bracket { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+        let alt_used = Some(alt_used.into_bytes().into_boxed_slice());
+        Connection::connect_quic(origin, (host, port), alt_used, prelude(origin)?, config, timeout)
+            .await
     }
 
     #[cfg(feature = "http3")]
     async fn connect_quic(
         origin: &Origin,
         dial: (&str, u16),
+        alt_used: Option<Box<[u8]>>,
         prelude: RequestPrelude,
         config: &Config,
         timeout: Duration,
@@ -556,6 +563,7 @@ impl Connection {
             endpoint,
             conn,
             prelude.host(),
+            alt_used,
             crate::http3::conn::Config::default(),
             config.max_body_bytes,
         )
@@ -569,6 +577,7 @@ impl Connection {
     async fn connect_quic(
         _: &Origin,
         _: (&str, u16),
+        _: Option<Box<[u8]>>,
         _: RequestPrelude,
         _: &Config,
         _: Duration,
