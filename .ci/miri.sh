@@ -2,8 +2,8 @@
 # The unit tests of every module that opts out of `#![deny(unsafe_code)]`, under Miri (undefined
 # behaviour, out-of-bounds and uninitialised reads, aliasing under Stacked Borrows, leaks).
 # Modules whose unsafe code is a system call or a foreign function Miri cannot execute say so
-# beside the code (server/trim.rs, net/sendfile.rs, net/listen.rs); their tests that need a
-# socket are `#[cfg_attr(miri, ignore)]`. The results and the runtime are in
+# beside the code (server/trim.rs, net/sendfile.rs, net/listen.rs, body/file_read.rs); their
+# tests that need a socket or a system call are `#[cfg_attr(miri, ignore)]`. The results and the runtime are in
 # docs/RELIABILITY.md ("Memory safety under Miri").
 #
 # Two passes: the default x86-64 target (the scalar header kernel: Miri sees no CPU features

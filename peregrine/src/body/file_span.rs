@@ -72,8 +72,19 @@ impl FileSpan {
             return Ok(None);
         }
         let want = usize::try_from(self.remaining).unwrap_or(usize::MAX).min(max.max(1));
-        let mut buf = BytesMut::zeroed(want);
-        self.read_into(&mut buf)?;
+        // Read into uninitialised capacity: zeroing it first would cost as much as the copy.
+        let mut buf = BytesMut::with_capacity(want);
+        while buf.len() < want {
+            let (at, left) = (self.offset + buf.len() as u64, want - buf.len());
+            match super::file_read::read_at_spare(&self.file, &mut buf, left, at) {
+                Ok(0) => return Err(shrank()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.offset += want as u64;
+        self.remaining -= want as u64;
         Ok(Some(buf.freeze()))
     }
 
@@ -93,12 +104,7 @@ impl FileSpan {
         let mut filled = 0;
         while filled < want {
             match read_at(&self.file, &mut buf[filled..], self.offset + filled as u64) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "file shrank while being served",
-                    ));
-                }
+                Ok(0) => return Err(shrank()),
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -108,6 +114,11 @@ impl FileSpan {
         self.remaining -= want as u64;
         Ok(())
     }
+}
+
+/// The file ended before the span: its length was already promised.
+fn shrank() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank while being served")
 }
 
 #[cfg(unix)]

@@ -13,6 +13,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
 mod error;
+mod file_read;
 mod file_span;
 mod frames;
 mod receive;
