@@ -11,9 +11,11 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 /// (masking and unmasking are the same operation).
 ///
 /// Eight octets at a time: the key, rotated to the phase and repeated, XORed into each `u64`
-/// (unaligned loads through `from_ne_bytes`, which the compiler turns into vector code); the
-/// tail a byte at a time. Measured (x86-64, release, a busy 2-core machine): 21 GB/s on 64 KiB,
-/// 18 GB/s on 1 KiB, 5 GB/s on 100 octets, against 0.8-1.4 GB/s a byte at a time; no
+/// (unaligned loads through `from_ne_bytes`, which the compiler turns into vector code), in
+/// blocks of 64 octets while they last (a loop turn per 64 octets rather than per 16: a 16 KiB
+/// echo went from 7,075 to 6,301 instructions, `bench/callgrind_ws.sh`); the tail a byte at a
+/// time. Measured (x86-64, release, a busy 2-core machine, before the blocks): 21 GB/s on 64
+/// KiB, 18 GB/s on 1 KiB, 5 GB/s on 100 octets, against 0.8-1.4 GB/s a byte at a time; no
 /// hand-written SIMD (nor `unsafe`) is needed.
 ///
 /// # Examples
@@ -30,7 +32,17 @@ pub fn apply(buf: &mut [u8], key: [u8; 4], offset: u64) {
     let p = (offset % 4) as usize;
     let k = [key[p], key[(p + 1) % 4], key[(p + 2) % 4], key[(p + 3) % 4]];
     let word = u64::from_ne_bytes([k[0], k[1], k[2], k[3], k[0], k[1], k[2], k[3]]);
-    let mut chunks = buf.chunks_exact_mut(8);
+    let (blocks, rest) = buf.split_at_mut(buf.len() & !63);
+    if !blocks.is_empty() {
+        for block in blocks.chunks_exact_mut(64) {
+            for chunk in block.chunks_exact_mut(8) {
+                let mut w = [0; 8];
+                w.copy_from_slice(chunk);
+                chunk.copy_from_slice(&(u64::from_ne_bytes(w) ^ word).to_ne_bytes());
+            }
+        }
+    }
+    let mut chunks = rest.chunks_exact_mut(8);
     for chunk in &mut chunks {
         let mut w = [0; 8];
         w.copy_from_slice(chunk);
@@ -83,13 +95,14 @@ mod tests {
         }
     }
 
-    /// Word-wise against byte-at-a-time, for every length to 80, every start alignment in a
-    /// buffer, and every phase; and split at every point with the phase carried.
+    /// Word-wise against byte-at-a-time, for every length to 200 (three 64-octet blocks and a
+    /// tail), every start alignment in a buffer, and every phase; and split at every point
+    /// with the phase carried.
     #[test]
     fn matches_the_byte_at_a_time_reference() {
         let key = [0xa1, 0x5b, 0x03, 0xfe];
-        let data: Vec<u8> = (0..100u32).map(|i| (i * 7 + 3) as u8).collect();
-        for len in 0..80 {
+        let data: Vec<u8> = (0..208u32).map(|i| (i * 7 + 3) as u8).collect();
+        for len in 0..200 {
             for start in 0..8 {
                 for offset in 0..8u64 {
                     let mut got = data.clone();
