@@ -8,7 +8,7 @@
 #
 # Two passes: the default x86-64 target (the scalar header kernel: Miri sees no CPU features
 # beyond the compiled-in ones), then the same tests with SSE4.2/SSSE3 and AVX2/BMI compiled in,
-# so the vector kernels (http1/simd/sse42.rs, avx2.rs) and the dispatch to them run under Miri
+# so the vector kernels (http1/simd/sse42.rs, avx2.rs, ws/mask_avx2.rs) and the dispatch to them run under Miri
 # too. The NEON kernel is aarch64-only (covered under qemu by .ci/run, not Miri).
 #
 #   .ci/miri.sh            both passes
@@ -30,6 +30,7 @@ filters=(
   http1::simd::
   websocket::text::
   proxy::field_array::
+  ws::mask::
 )
 # clock.rs reads the real time (clock_gettime), which Miri isolates by default.
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
@@ -42,5 +43,5 @@ if [ "${1:-}" != scalar ]; then
   # A target directory of its own, so the two passes do not rebuild each other.
   RUSTFLAGS="-C target-feature=+sse4.2,+ssse3,+avx2,+bmi1,+bmi2,+lzcnt" \
     CARGO_TARGET_DIR=target/miri-simd \
-    cargo +nightly miri test -p peregrine --lib -- http1::simd::
+    cargo +nightly miri test -p peregrine --lib -- http1::simd:: ws::mask::
 fi

@@ -56,6 +56,8 @@ pub mod frame;
 pub mod handshake;
 mod limits;
 pub mod mask;
+#[cfg(target_arch = "x86_64")]
+mod mask_avx2;
 mod transmit;
 pub mod utf8;
 
