@@ -1,7 +1,7 @@
 //! The AVX2 kernel of masking (x86_64): 64 octets per loop turn as two 32-octet XORs with the
 //! key repeated, against the portable code's 64 as eight `u64` words that the compiler makes
 //! SSE2 (16 octets per XOR). Chosen at run time when the CPU has AVX2 and the payload is long
-//! enough for it to pay; the rest (and other CPUs) go through [`super::mask::apply`]'s
+//! enough for it to pay; the rest (and other CPUs) go through `mask::apply`'s
 //! portable loop.
 #![allow(unsafe_code)]
 
