@@ -9,7 +9,7 @@ use super::uni::Conn;
 use crate::http2::conn::{FieldSection, Rules, check_section};
 use crate::http3::error::{Code, Error};
 use crate::http3::frame::{Head, Kind, data};
-use crate::http3::qpack::Section;
+use crate::http3::qpack::{Encoder, Section};
 use crate::http3::stream_id::StreamId;
 use crate::role::Role;
 
@@ -333,13 +333,8 @@ impl Conn {
         dst: &mut Vec<u8>,
     ) {
         // Trailers are rarely the same twice: encoded without the last section's copy.
-        let mut section = std::mem::take(&mut self.scratch);
-        section.clear();
         let fields = fields.into_iter().map(|(n, v)| (n, v, sensitive(n)));
-        self.encoder.encode_fresh(stream, fields, &mut section);
-        Head { kind: Kind::HEADERS, len: section.len() as u64 }.encode(dst);
-        dst.extend_from_slice(&section);
-        self.scratch = section;
+        self.frame_section(dst, |encoder, section| encoder.encode_fresh(stream, fields, section));
     }
 
     /// Appends the header of a DATA frame of `len` octets; the caller sends them after it
@@ -353,12 +348,22 @@ impl Conn {
         I: IntoIterator<Item = (&'f [u8], &'f [u8])>,
         I::IntoIter: Clone,
     {
-        let mut section = std::mem::take(&mut self.scratch);
-        section.clear();
         // Credentials are never inserted into the table, and carry the never-indexed bit
         // (RFC 9204 §7.1.3: a table entry guessed by probing would reveal them).
         let fields = fields.into_iter().map(|(n, v)| (n, v, sensitive(n)));
-        self.encoder.encode(stream, fields, &mut section);
+        self.frame_section(dst, |encoder, section| encoder.encode(stream, fields, section));
+    }
+
+    /// Appends a HEADERS frame holding the field section `encode` writes (into the scratch
+    /// buffer: its length goes first).
+    fn frame_section(
+        &mut self,
+        dst: &mut Vec<u8>,
+        encode: impl FnOnce(&mut Encoder, &mut Vec<u8>),
+    ) {
+        let mut section = std::mem::take(&mut self.scratch);
+        section.clear();
+        encode(&mut self.encoder, &mut section);
         Head { kind: Kind::HEADERS, len: section.len() as u64 }.encode(dst);
         dst.extend_from_slice(&section);
         self.scratch = section;
