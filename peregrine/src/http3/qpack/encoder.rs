@@ -257,8 +257,10 @@ impl Encoder {
     /// inserted and carries the N bit (§4.5.4: "never indexed" by intermediaries).
     /// Instructions it needs go to the encoder stream ([`Encoder::poll_encoder_stream`]).
     ///
-    /// A section identical to the last one, with the table as it was then, is copied from it
-    /// (see [`LastSection`]); `fields` is walked once more to compare (hence `Clone`).
+    /// A section identical to the last one is sent as a copy of its bytes when it inserted
+    /// nothing, referenced only acknowledged entries, and the table has not changed since (a
+    /// connection serving one resource over and over encodes each distinct head about once a
+    /// second); `fields` is walked once more to compare (hence `Clone`).
     pub fn encode<'f, I>(&mut self, stream: StreamId, fields: I, dst: &mut Vec<u8>)
     where
         I: IntoIterator<Item = (&'f [u8], &'f [u8], bool)>,
