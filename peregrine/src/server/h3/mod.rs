@@ -24,6 +24,7 @@ use super::worker::Worker;
 use crate::handler::Handler;
 use crate::http3::conn::{Config as H3Config, Conn, Event};
 use crate::http3::{Code, Error, Role, StreamId};
+use crate::net::linger::LINGER;
 use crate::net::quic::QuicLimits;
 
 /// The QUIC limits of `config`'s connections.
@@ -192,6 +193,12 @@ async fn serve<H: Handler>(
             idle.await;
         }
         worker.stopped().await;
+        // A lingering close, as over TCP (`net::linger`): closing abandons the stream data
+        // not yet acknowledged (RFC 9000 §10.2: after CONNECTION_CLOSE nothing else is sent),
+        // so the last responses, handed to QUIC whole, get a moment to arrive and be
+        // acknowledged, unless the client closes first (the soak's drain lost the ends of
+        // three bodies, written but not yet delivered, to an immediate close).
+        tokio::time::sleep(LINGER).await;
     };
     tokio::select! {
         () = streams_done => {}
