@@ -105,7 +105,7 @@ for s in $SERVERS; do
     # The newest dumps: OUT may hold an earlier run's.
     d1=$(grep -l '^desc: Trigger: dump run1' $(ls -t "$OUT/$s".*) | head -1)
     d2=$(grep -l '^desc: Trigger: dump run2' $(ls -t "$OUT/$s".*) | head -1)
-    python3 "$ROOT/bench/callgrind_split.py" "$s" "${n[0]}" "$d1" "${n[1]}" "$d2"
+    CONNS=$CONNS python3 "$ROOT/bench/callgrind_split.py" "$s" "${n[0]}" "$d1" "${n[1]}" "$d2"
     echo
 done
 if [ -n "${SYSCALLS:-}" ]; then

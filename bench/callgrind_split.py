@@ -25,6 +25,7 @@ keeps caller-callee pairs, not whole stacks, so this is an estimate).
 """
 
 import re
+import os
 import sys
 from collections import defaultdict
 
@@ -287,7 +288,7 @@ def main():
     total1, total2 = sum(g1.values()), sum(g2.values())
     total = total2 - total1
     print(f"{spec}: run 1 {n1} requests {total1} Ir, run 2 {n2} requests {total2} Ir "
-          f"({total2 / n2:.0f} Ir/request with its 16 handshakes)")
+          f"({total2 / n2:.0f} Ir/request with its {os.environ.get('CONNS', '16')} handshakes)")
     print(f"{spec}: (run 2 - run 1) / {n} requests = {total / n:.0f} Ir/request")
     print(f"  {'group':55s} {'self Ir/req':>11s} {'share':>6s} {'charged':>9s} {'share':>6s}")
     for g in GROUPS:
