@@ -74,17 +74,9 @@ impl FileSpan {
         let want = usize::try_from(self.remaining).unwrap_or(usize::MAX).min(max.max(1));
         // Read into uninitialised capacity: zeroing it first would cost as much as the copy.
         let mut buf = BytesMut::with_capacity(want);
-        while buf.len() < want {
-            let (at, left) = (self.offset + buf.len() as u64, want - buf.len());
-            match super::file_read::read_at_spare(&self.file, &mut buf, left, at) {
-                Ok(0) => return Err(shrank()),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        self.offset += want as u64;
-        self.remaining -= want as u64;
+        self.fill(want, |file, filled, at| {
+            super::file_read::read_at_spare(file, &mut buf, want - filled, at)
+        })?;
         Ok(Some(buf.freeze()))
     }
 
@@ -101,9 +93,21 @@ impl FileSpan {
         if want as u64 > self.remaining {
             return Err(io::ErrorKind::InvalidInput.into());
         }
+        self.fill(want, |file, filled, at| read_at(file, &mut buf[filled..], at))
+    }
+
+    /// Reads the next `want` octets of the span through `read(file, filled, offset)` (one
+    /// positioned read at `offset`, after the `filled` octets already read; it returns how many
+    /// it read), retrying interrupted reads, then moves past them. The span does not move on
+    /// an error.
+    fn fill(
+        &mut self,
+        want: usize,
+        mut read: impl FnMut(&File, usize, u64) -> io::Result<usize>,
+    ) -> io::Result<()> {
         let mut filled = 0;
         while filled < want {
-            match read_at(&self.file, &mut buf[filled..], self.offset + filled as u64) {
+            match read(&self.file, filled, self.offset + filled as u64) {
                 Ok(0) => return Err(shrank()),
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
