@@ -286,12 +286,10 @@ impl Encoder {
         }
         let start = dst.len();
         let base = self.table.inserted();
-        let ric = self.encode_lines(stream, fields.clone(), dst);
+        let (ric, min_ref) = self.encode_lines(stream, fields.clone(), dst);
         // Kept when it inserted nothing and its references are acknowledged.
         self.last.valid = false;
         if self.table.inserted() == base && ric <= self.known_received {
-            let min_ref =
-                self.outstanding.last().filter(|_| ric > 0).map_or(u64::MAX, |o| o.min_ref);
             self.last.keep(fields, &dst[start..]);
             self.last.at = (base, self.known_received, self.table.max_size());
             (self.last.ric, self.last.min_ref) = (ric, min_ref);
@@ -308,13 +306,14 @@ impl Encoder {
         self.encode_lines(stream, fields, dst);
     }
 
-    /// Encodes the section (see [`Encoder::encode`]); returns its Required Insert Count.
+    /// Encodes the section (see [`Encoder::encode`]); returns its Required Insert Count and
+    /// its smallest reference (as in [`Outstanding`]).
     fn encode_lines<'f>(
         &mut self,
         stream: StreamId,
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8], bool)>,
         dst: &mut Vec<u8>,
-    ) -> u64 {
+    ) -> (u64, u64) {
         let base = self.table.inserted();
         let dynamic = self.table.max_size() > 0 && self.outstanding.len() < MAX_OUTSTANDING;
         // §2.1.2: the stream may reference unacknowledged entries only if it already blocks,
@@ -373,7 +372,7 @@ impl Encoder {
         if ric > 0 {
             self.outstanding.push(Outstanding { stream, ric, min_ref });
         }
-        ric
+        (ric, min_ref)
     }
 
     /// Inserts `(name, value)` when the table can take it; returns its absolute index.
