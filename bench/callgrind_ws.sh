@@ -16,6 +16,8 @@
 #        SHAPES=s20 N=50000 bench/callgrind_ws.sh
 #        SHAPES="json1k json1k-deflate" bench/callgrind_ws.sh   (the cost of compression)
 #        ARGS= bench/callgrind_ws.sh target/release/examples/ws_fastwebsockets   (a peer)
+#        ARGS= SHAPES=s20 bench/callgrind_ws.sh target/release/examples/ws_tokio_floor
+#            (tokio's own work per echo, the floor under every server built on it)
 # Everything runs on 127.0.0.1; the server is stopped by PID at exit.
 set -euo pipefail
 
