@@ -168,6 +168,47 @@ fn talks_to_tungstenite() {
     });
 }
 
+/// RFC 6455 §4.1: each connection's `Sec-WebSocket-Key` is "a randomly selected 16-byte value"
+/// chosen for it (the nonce and the masking seed come from the operating system): keys of three
+/// connections, read by tungstenite's server, are 24 base64 characters and all different.
+#[test]
+fn every_connection_has_its_own_random_key() {
+    rt().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let mut keys = Vec::new();
+            for _ in 0..3 {
+                let (tcp, _) = listener.accept().await.unwrap();
+                let mut key = None;
+                let callback =
+                    |req: &tungstenite::handshake::server::Request,
+                     res: tungstenite::handshake::server::Response| {
+                        key = req.headers().get("sec-websocket-key").map(|v| v.as_bytes().to_vec());
+                        Ok(res)
+                    };
+                let mut ws = tokio_tungstenite::accept_hdr_async(tcp, callback).await.unwrap();
+                keys.push(key.expect("a Sec-WebSocket-Key"));
+                while let Some(Ok(msg)) = ws.next().await {
+                    if msg.is_close() {
+                        break;
+                    }
+                }
+            }
+            keys
+        });
+        for _ in 0..3 {
+            let mut ws = Client::new().websocket(&format!("ws://{addr}/")).connect().await.unwrap();
+            ws.close(CloseCode::NORMAL, "").await.unwrap();
+        }
+        let keys = tokio::time::timeout(Duration::from_secs(5), server).await.unwrap().unwrap();
+        for key in &keys {
+            assert_eq!(key.len(), 24, "{key:?}");
+        }
+        assert!(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2], "{keys:?}");
+    });
+}
+
 /// The version the server saw the handshake in: `/version`'s first message.
 async fn server_version(ws: &mut peregrine::websocket::WebSocket) -> String {
     match ws.recv().await.unwrap().unwrap() {

@@ -18,7 +18,6 @@ use crate::Version;
 use crate::body::{Body, BodySender};
 use crate::http1::encode::Scheme;
 use crate::net::Transport;
-use crate::net::tls::fill_random;
 use crate::websocket::{Utf8Bytes, WebSocket};
 use crate::ws::handshake::{Accepted, ClientHandshake};
 use crate::ws::{self, Conn, DeflateConfig, DeflateParams, Role};
@@ -156,7 +155,9 @@ impl WebSocketRequest {
         let WebSocketRequest { client, url, protocols, headers, config, http2 } = self;
         let (origin, target) = url?;
         let mut random = [0u8; 48];
-        fill_random(&mut random)
+        // From the operating system (getrandom(2)), not the TLS provider's generator: aws-lc's
+        // seeds itself with CPU jitter entropy on first use, ~40 ms of CPU for a ws:// connect.
+        getrandom::fill(&mut random)
             .map_err(|_| Error::new(Kind::Request, "no random bytes for the WebSocket key"))?;
         let (nonce, seed) = random.split_at(16);
         let protocol_refs: Vec<&str> = protocols.iter().map(String::as_str).collect();

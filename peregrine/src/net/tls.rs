@@ -177,17 +177,6 @@ impl TlsConfig {
     }
 }
 
-/// Fills `buf` from the crypto provider's secure random source (the operating system's,
-/// through aws-lc or ring): a WebSocket client's key and masking seed (RFC 6455 §4.1, §10.3).
-///
-/// # Errors
-/// When the source fails.
-pub(crate) fn fill_random(buf: &mut [u8]) -> Result<(), rustls::crypto::GetRandomFailed> {
-    static SOURCE: std::sync::OnceLock<&'static dyn rustls::crypto::SecureRandom> =
-        std::sync::OnceLock::new();
-    SOURCE.get_or_init(|| default_provider().secure_random).fill(buf)
-}
-
 #[cfg(feature = "aws-lc-rs")]
 pub(crate) fn default_provider() -> CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
