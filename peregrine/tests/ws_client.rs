@@ -181,6 +181,8 @@ fn every_connection_has_its_own_random_key() {
             for _ in 0..3 {
                 let (tcp, _) = listener.accept().await.unwrap();
                 let mut key = None;
+                // tungstenite's callback signature: its error type is a whole HTTP response.
+                #[allow(clippy::result_large_err)]
                 let callback =
                     |req: &tungstenite::handshake::server::Request,
                      res: tungstenite::handshake::server::Response| {
