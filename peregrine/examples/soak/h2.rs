@@ -14,11 +14,12 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::batch::{self, Outcome};
 use crate::ctx::{Ctx, Good, Rng, pacer};
-use crate::h1::{Expect, Resp, verify};
-use crate::site::pick;
+use crate::h1::Resp;
 
 /// A connection and whether any byte of the server's has come in on it.
+#[derive(Clone)]
 pub struct H2 {
     send: SendRequest<Bytes>,
     heard: Arc<AtomicBool>,
@@ -84,21 +85,15 @@ impl AsyncWrite for Heard {
     }
 }
 
-enum Outcome {
-    Answered(Resp),
-    /// Refused by the server's GOAWAY before it was processed (RFC 9113 §6.8): sent again.
-    Unprocessed,
-    /// The connection was reset.
-    Reset(String),
-    Failed(String),
-}
-
 /// Whether `e` is the connection's reset.
 fn reset(e: &h2::Error) -> bool {
     e.get_io().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionReset)
 }
 
-async fn fetch(send: SendRequest<Bytes>, uri: String) -> Outcome {
+/// One request on `conn`: a reset before any byte of the server's during the drain is the
+/// client's end ([`Outcome::Ended`]).
+async fn fetch(ctx: &Ctx, conn: H2, uri: String) -> Outcome {
+    let H2 { send, heard } = conn;
     let req = http::Request::get(uri).header("user-agent", "soak-good").body(()).unwrap();
     let unprocessed = |e: &h2::Error| {
         e.reason() == Some(h2::Reason::REFUSED_STREAM) || (e.is_go_away() && e.is_remote())
@@ -116,7 +111,9 @@ async fn fetch(send: SendRequest<Bytes>, uri: String) -> Outcome {
     let res = match res.await {
         Ok(res) => res,
         Err(e) if unprocessed(&e) => return Outcome::Unprocessed,
-        Err(e) if reset(&e) => return Outcome::Reset(format!("response: {e}")),
+        Err(e) if reset(&e) && ctx.draining() && !heard.load(Ordering::Relaxed) => {
+            return Outcome::Ended;
+        }
         Err(e) => return Outcome::Failed(format!("response: {e}")),
     };
     let status = res.status().as_u16();
@@ -140,64 +137,16 @@ async fn fetch(send: SendRequest<Bytes>, uri: String) -> Outcome {
 pub async fn client(ctx: Arc<Ctx>, tls: bool, seed: u64, per_s: f64, streams: usize) {
     let class = if tls { Good::H2Tls } else { Good::H2c };
     let (scheme, addr) = if tls { ("https", "localhost") } else { ("http", ctx.plain.as_str()) };
-    let mut rng = Rng::new(seed);
-    let mut pace = pacer(per_s);
-    let mut conn: Option<H2> = None;
-    while !ctx.good_stopped() {
-        pace.tick().await;
-        let mut todo: Vec<&'static str> = (0..streams).map(|_| pick(&mut rng)).collect();
-        let started = Instant::now();
-        let mut rounds = 0;
-        while !todo.is_empty() && rounds < 4 {
-            rounds += 1;
-            let (send, heard) = match &conn {
-                Some(c) => (c.send.clone(), c.heard.clone()),
-                None => match connect(&ctx, tls).await {
-                    Ok(c) => {
-                        let pair = (c.send.clone(), c.heard.clone());
-                        conn = Some(c);
-                        pair
-                    }
-                    Err(_) if ctx.draining() => return,
-                    Err(e) => {
-                        ctx.fail(class, format!("connect: {e}"));
-                        break;
-                    }
-                },
-            };
-            let fetches =
-                todo.iter().map(|name| fetch(send.clone(), format!("{scheme}://{addr}/{name}")));
-            let outcomes = futures_util::future::join_all(fetches).await;
-            let mut again = Vec::new();
-            for (name, outcome) in todo.iter().zip(outcomes) {
-                match outcome {
-                    Outcome::Answered(resp) => match verify(&ctx, &resp, &Expect::File(name)) {
-                        Ok(n) => ctx.ok(class, n, started),
-                        Err(why) => ctx.fail(class, why),
-                    },
-                    Outcome::Unprocessed => again.push(*name),
-                    // After SIGTERM, a new connection the kernel completed as the listener
-                    // closed is reset without a byte from the server: as a refused connection,
-                    // the client's end (the HTTP/1.1 clients' rule).
-                    Outcome::Reset(_) if ctx.draining() && !heard.load(Ordering::Relaxed) => {
-                        return;
-                    }
-                    Outcome::Reset(why) | Outcome::Failed(why) => {
-                        conn = None;
-                        ctx.fail(class, why);
-                    }
-                }
-            }
-            if !again.is_empty() {
-                ctx.retried(class, again.len() as u64);
-                conn = None;
-            }
-            todo = again;
-        }
-        if !todo.is_empty() {
-            ctx.fail(class, format!("{} streams refused on 4 connections in a row", todo.len()));
-        }
-    }
+    let base = format!("{scheme}://{addr}");
+    let open = || {
+        let ctx = ctx.clone();
+        async move { connect(&ctx, tls).await.map_err(|e| format!("connect: {e}")) }
+    };
+    let fetch = |conn, name| {
+        let (ctx, uri) = (ctx.clone(), format!("{base}/{name}"));
+        async move { fetch(&ctx, conn, uri).await }
+    };
+    batch::run(&ctx, class, seed, per_s, streams, open, fetch).await;
 }
 
 /// WebSocket echo through the proxy: a binary message of random length, the same back.

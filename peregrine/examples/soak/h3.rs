@@ -3,14 +3,14 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 use h3::error::{Code, ConnectionError, StreamError};
 
-use crate::ctx::{Ctx, Good, Rng, pacer};
-use crate::h1::{Expect, Resp, verify};
-use crate::site::pick;
+use crate::batch::{self, Outcome};
+use crate::ctx::{Ctx, Good};
+use crate::h1::Resp;
 
 type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
@@ -45,14 +45,6 @@ async fn connect(ctx: &Ctx, endpoint: &quinn::Endpoint) -> Result<SendRequest, S
     // The connection's control stream (SETTINGS, GOAWAY) is read by this task until it closes.
     tokio::spawn(async move { std::future::poll_fn(|cx| driver.poll_close(cx)).await });
     Ok(send)
-}
-
-enum Outcome {
-    Answered(Resp),
-    /// Not processed by the server (RFC 9114 §5.2, §8.1): sent again on a new connection.
-    Unprocessed,
-    /// Failed; the connection is given up.
-    Failed(String),
 }
 
 /// The connection closed without an error (the server's drain, after its GOAWAY).
@@ -125,59 +117,12 @@ pub async fn client(ctx: Arc<Ctx>, seed: u64, per_s: f64, streams: usize) {
         Ok(e) => e,
         Err(e) => return ctx.fail(class, format!("a UDP socket: {e}")),
     };
-    let mut rng = Rng::new(seed);
-    let mut pace = pacer(per_s);
-    let mut conn: Option<SendRequest> = None;
-    while !ctx.good_stopped() {
-        pace.tick().await;
-        let mut todo: Vec<&'static str> = (0..streams).map(|_| pick(&mut rng)).collect();
-        let started = Instant::now();
-        let mut rounds = 0;
-        while !todo.is_empty() && rounds < 4 {
-            rounds += 1;
-            let send = match &conn {
-                Some(s) => s.clone(),
-                None => match connect(&ctx, &endpoint).await {
-                    Ok(s) => {
-                        conn = Some(s.clone());
-                        s
-                    }
-                    // After SIGTERM the server stops answering handshakes: the client's end.
-                    Err(_) if ctx.draining() => return,
-                    Err(e) => {
-                        ctx.fail(class, e);
-                        break;
-                    }
-                },
-            };
-            let fetches =
-                todo.iter().map(|name| fetch(send.clone(), format!("https://localhost/{name}")));
-            let outcomes = futures_util::future::join_all(fetches).await;
-            let mut again = Vec::new();
-            for (name, outcome) in todo.iter().zip(outcomes) {
-                match outcome {
-                    Outcome::Answered(resp) => match verify(&ctx, &resp, &Expect::File(name)) {
-                        Ok(n) => ctx.ok(class, n, started),
-                        Err(why) => ctx.fail(class, why),
-                    },
-                    Outcome::Unprocessed => again.push(*name),
-                    Outcome::Failed(why) => {
-                        conn = None;
-                        ctx.fail(class, why);
-                    }
-                }
-            }
-            if !again.is_empty() {
-                ctx.retried(class, again.len() as u64);
-                conn = None;
-            }
-            todo = again;
-        }
-        if !todo.is_empty() {
-            ctx.fail(class, format!("{} requests refused on 4 connections in a row", todo.len()));
-        }
-    }
-    drop(conn);
+    let open = || {
+        let (ctx, endpoint) = (ctx.clone(), endpoint.clone());
+        async move { connect(&ctx, &endpoint).await }
+    };
+    let fetch = |send, name| fetch(send, format!("https://localhost/{name}"));
+    batch::run(&ctx, class, seed, per_s, streams, open, fetch).await;
     // The connections close (H3_NO_ERROR) before the socket goes.
     endpoint.close(quinn::VarInt::from_u32(0x100), b"");
     let _ = tokio::time::timeout(Duration::from_secs(2), endpoint.wait_idle()).await;

@@ -18,6 +18,7 @@
 //! drain must fail none of their requests.
 
 mod bad;
+mod batch;
 mod ctx;
 mod h1;
 mod h2;
