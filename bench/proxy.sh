@@ -19,6 +19,7 @@
 # usage: bench/proxy.sh                 (DURATION=5 ROUNDS=3 IDLE_CONNS=2000 by default;
 #                                        BUILD=0 runs the release binaries already built)
 #        PEERS="peregrine haproxy" DURATION=3 ROUNDS=1 bench/proxy.sh
+#        IDLE_CONNS=0 H2C=0 bench/proxy.sh   (HTTP/1.1 only, no idle-memory step)
 # Everything runs on 127.0.0.1; every process is stopped by PID at exit.
 set -euo pipefail
 
@@ -204,7 +205,8 @@ done
 
 declare -A IDLE
 for peer in $PEERS; do
-    [ "$peer" = floor ] && { IDLE[$peer]="—"; continue; }
+    # IDLE_CONNS=0 skips the idle-memory measurement.
+    { [ "$peer" = floor ] || [ "$IDLE_CONNS" = 0 ]; } && { IDLE[$peer]="—"; continue; }
     port_var="PORT_$peer"
     res=$(taskset -c 1 python3 "$ROOT/bench/idle_conns.py" 127.0.0.1 "${!port_var}" "${PID[$peer]}" \
         "$IDLE_CONNS")
