@@ -21,32 +21,14 @@ use peregrine::ws::{handshake::accept_key, mask};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+#[path = "shared/echo_peer.rs"]
+mod echo_peer;
+
 fn main() -> std::io::Result<()> {
-    let mut addr = String::from("127.0.0.1:9006");
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => addr = args.next().expect("--addr needs a value"),
-            other => {
-                eprintln!("usage: ws_tokio_floor [--addr HOST:PORT] (unknown: {other})");
-                std::process::exit(2);
-            }
-        }
-    }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
-        eprintln!("ws_tokio_floor: listening on {addr}");
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(tokio::task::unconstrained(async move {
-                let _ = echo(stream).await;
-            }));
-        }
+    echo_peer::run("ws_tokio_floor", "127.0.0.1:9006", |stream| {
+        tokio::task::unconstrained(async move {
+            let _ = echo(stream).await;
+        })
     })
 }
 

@@ -11,41 +11,23 @@
 use futures_util::{SinkExt, StreamExt};
 use tokio_websockets::{Config, Limits, ServerBuilder};
 
+#[path = "shared/echo_peer.rs"]
+mod echo_peer;
+
 fn main() -> std::io::Result<()> {
-    let mut addr = String::from("127.0.0.1:9004");
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => addr = args.next().expect("--addr needs a value"),
-            other => {
-                eprintln!("usage: ws_tokio_websockets [--addr HOST:PORT] (unknown: {other})");
-                std::process::exit(2);
-            }
-        }
-    }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
-        eprintln!("ws_tokio_websockets: listening on {addr}");
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(tokio::task::unconstrained(async move {
-                let accepted = ServerBuilder::new()
-                    .config(Config::default().frame_size(usize::MAX))
-                    .limits(Limits::unlimited())
-                    .accept(stream)
-                    .await;
-                let Ok((_request, mut ws)) = accepted else { return };
-                while let Some(Ok(msg)) = ws.next().await {
-                    if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
-                        break;
-                    }
+    echo_peer::run("ws_tokio_websockets", "127.0.0.1:9004", |stream| {
+        tokio::task::unconstrained(async move {
+            let accepted = ServerBuilder::new()
+                .config(Config::default().frame_size(usize::MAX))
+                .limits(Limits::unlimited())
+                .accept(stream)
+                .await;
+            let Ok((_request, mut ws)) = accepted else { return };
+            while let Some(Ok(msg)) = ws.next().await {
+                if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
+                    break;
                 }
-            }));
-        }
+            }
+        })
     })
 }
