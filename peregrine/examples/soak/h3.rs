@@ -75,12 +75,15 @@ async fn fetch(mut send: SendRequest, uri: String) -> Outcome {
         Err(e) if unprocessed(&e) => return Outcome::Unprocessed,
         Err(e) => return Outcome::Failed(format!("send: {e}")),
     };
-    if let Err(e) = stream.finish().await {
-        return if unprocessed(&e) {
-            Outcome::Unprocessed
-        } else {
-            Outcome::Failed(format!("finish: {e}"))
-        };
+    match stream.finish().await {
+        Ok(()) => {}
+        // RFC 9114 §4.1: a server that has its answer may stop reading the request with
+        // H3_NO_ERROR before the request's end arrives ("clients MUST NOT discard complete
+        // responses as a result of having their request terminated abruptly"): the response
+        // is read on.
+        Err(StreamError::RemoteTerminate { code, .. }) if code == Code::H3_NO_ERROR => {}
+        Err(e) if unprocessed(&e) => return Outcome::Unprocessed,
+        Err(e) => return Outcome::Failed(format!("finish: {e}")),
     }
     let res = match stream.recv_response().await {
         Ok(res) => res,
