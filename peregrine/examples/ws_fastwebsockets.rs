@@ -37,34 +37,14 @@ async fn upgrade(mut req: Request<Incoming>) -> Result<Response<Empty<Bytes>>, W
     Ok(response)
 }
 
+#[path = "shared/echo_peer.rs"]
+mod echo_peer;
+
 fn main() -> std::io::Result<()> {
-    let mut addr = String::from("127.0.0.1:9003");
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => addr = args.next().expect("--addr needs a value"),
-            other => {
-                eprintln!("usage: ws_fastwebsockets [--addr HOST:PORT] (unknown: {other})");
-                std::process::exit(2);
-            }
-        }
-    }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
-        eprintln!("ws_fastwebsockets: listening on {addr}");
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(async move {
-                let conn = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service_fn(upgrade))
-                    .with_upgrades();
-                let _ = conn.await;
-            });
-        }
+    echo_peer::run("ws_fastwebsockets", "127.0.0.1:9003", |stream| async move {
+        let conn = http1::Builder::new()
+            .serve_connection(TokioIo::new(stream), service_fn(upgrade))
+            .with_upgrades();
+        let _ = conn.await;
     })
 }
