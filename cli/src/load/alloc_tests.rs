@@ -14,7 +14,8 @@ use peregrine::{Body, Request, Response, Server};
 
 use super::LoadArgs;
 use super::stats::Live;
-use super::worker::{self, Job, Shared};
+use super::thread::Shared;
+use super::worker::{self, Job};
 
 struct Counting;
 

@@ -11,6 +11,7 @@ mod alloc_tests;
 mod args;
 mod report;
 mod stats;
+mod thread;
 mod worker;
 mod ws;
 
@@ -26,7 +27,8 @@ use crate::console;
 pub use args::LoadArgs;
 use args::{Stop, one_line};
 use stats::{Live, Stats};
-use worker::{Job, Shared};
+use thread::Shared;
+use worker::Job;
 
 /// How often the progress line is redrawn.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);

@@ -9,32 +9,19 @@
 //! the end's times are the connection's read time, `Connection::received_at`, which it reads
 //! once per read), a histogram record, and a store to a counter the progress line reads.
 
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use peregrine::client::Error;
-use peregrine::client::conn::{Config, Connection, Event, Protocol, RequestId};
+use peregrine::client::conn::{Connection, Event, Protocol, RequestId};
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep, sleep_until};
 
-use super::args::{Plan, Stop};
+use super::args::Stop;
 use super::stats::{ErrorKind, Live, Stats, micros};
+use super::thread::{RECONNECT_PAUSE, Shared, TIMER_SLACK, Thread};
 use super::ws::{self, Kit};
-
-/// How late a timer may wake without the delay being charged to the server (tokio's timer
-/// has a 1 ms granularity).
-pub(super) const TIMER_SLACK: Duration = Duration::from_millis(2);
-
-/// Pause after a failed connect before the next attempt.
-pub(super) const RECONNECT_PAUSE: Duration = Duration::from_millis(10);
-
-/// What every thread shares.
-pub struct Shared {
-    pub plan: Plan,
-    pub config: Config,
-}
 
 /// One thread's share of the run.
 pub struct Job {
@@ -56,53 +43,6 @@ pub struct Outcome {
     pub ended: Instant,
 }
 
-/// The state a thread's connection tasks share (one thread: `Rc`, `Cell`, `RefCell`).
-pub(super) struct Thread {
-    pub(super) shared: Arc<Shared>,
-    pub(super) stats: RefCell<Stats>,
-    pub(super) live: Arc<Live>,
-    budget: Cell<Option<u64>>,
-}
-
-impl Thread {
-    /// Takes one request from the count budget; false when it is spent.
-    pub(super) fn take(&self) -> bool {
-        match self.budget.get() {
-            None => true,
-            Some(0) => false,
-            Some(n) => {
-                self.budget.set(Some(n - 1));
-                true
-            }
-        }
-    }
-
-    pub(super) fn spent(&self) -> bool {
-        self.budget.get() == Some(0)
-    }
-
-    pub(super) fn error(&self, kind: ErrorKind, n: u64) {
-        self.stats.borrow_mut().error(kind, n);
-        Live::bump(&self.live.errors, n);
-    }
-
-    async fn connect(&self) -> Option<Connection> {
-        let started = Instant::now();
-        match Connection::connect(&self.shared.plan.url, &self.shared.config).await {
-            Ok(conn) => {
-                let mut stats = self.stats.borrow_mut();
-                let _ = stats.connect.record(micros(started.elapsed()));
-                stats.connects += 1;
-                Some(conn)
-            }
-            Err(e) => {
-                self.error(ErrorKind::of(&e), 1);
-                None
-            }
-        }
-    }
-}
-
 /// Runs one thread's share: connects, waits for every thread at the start line, loads until
 /// the deadline, the count, or a stop (Ctrl-C).
 ///
@@ -114,12 +54,7 @@ pub fn run(shared: Arc<Shared>, mut job: Job) -> Result<Outcome, String> {
         .build()
         .map_err(|e| format!("cannot start a runtime: {e}"))?;
     let local = tokio::task::LocalSet::new();
-    let thread = Rc::new(Thread {
-        shared: shared.clone(),
-        stats: RefCell::new(Stats::new()),
-        live: job.live.clone(),
-        budget: Cell::new(job.budget),
-    });
+    let thread = Rc::new(Thread::new(shared.clone(), job.live.clone(), job.budget));
     let kit = shared.plan.ws.as_ref().map(|ws| Rc::new(Kit::new(&shared.plan, ws, &shared.config)));
     let (measure_from, ended) = local.block_on(&rt, async {
         let mut conns = Vec::with_capacity(job.conns as usize);

@@ -24,7 +24,7 @@ use tokio::time::{Instant, Sleep, sleep, sleep_until};
 
 use super::args::{Plan, WsPlan};
 use super::stats::{ErrorKind, Live, micros};
-use super::worker::{RECONNECT_PAUSE, TIMER_SLACK, Thread};
+use super::thread::{RECONNECT_PAUSE, TIMER_SLACK, Thread};
 
 /// Distinct payloads per run, sent in turn: an echo of the wrong message (reordered,
 /// duplicated) is a mismatch, and a compressor sees more than one message repeated.
