@@ -14,6 +14,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::console;
 use crate::flags::{LogArgs, OpsArgs, TlsArgs};
+use crate::io_error::describe;
 use crate::log::{self, Format, LogWriter};
 use crate::tls;
 
@@ -222,22 +223,4 @@ fn inherited_server(sockets: Vec<std::net::TcpListener>) -> Option<Server> {
 pub fn fail(msg: std::fmt::Arguments<'_>) -> ExitCode {
     console::err(format_args!("peregrine: {msg}"));
     ExitCode::from(2)
-}
-
-/// An error in words, without the "(os error N)" suffix.
-pub fn describe(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "no such file or directory".to_owned(),
-        io::ErrorKind::NotADirectory => "not a directory".to_owned(),
-        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        io::ErrorKind::AddrInUse => "address already in use".to_owned(),
-        io::ErrorKind::AddrNotAvailable => "address not available on this machine".to_owned(),
-        _ => {
-            let text = e.to_string();
-            match text.find(" (os error") {
-                Some(i) => text[..i].to_owned(),
-                None => text,
-            }
-        }
-    }
 }

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod console;
 mod flags;
 mod frontend;
+mod io_error;
 mod load;
 mod log;
 mod proxy;

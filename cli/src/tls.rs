@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use peregrine::server::TlsConfig;
 
 use crate::flags::TlsArgs;
-use crate::frontend::describe;
+use crate::io_error::describe;
 
 /// The TLS configuration the flags ask for (with the path of a generated certificate), or a
 /// one-line reason naming the file at fault.

@@ -146,7 +146,7 @@ pub struct Loaded {
 /// Reads and checks `path`; the error names the file and says what and where.
 pub fn load(path: &Path, args: &ProxyArgs) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: {}", path.display(), crate::frontend::describe(&e)))?;
+        .map_err(|e| format!("{}: {}", path.display(), crate::io_error::describe(&e)))?;
     let base = path.parent().unwrap_or(Path::new("."));
     parse(&text, base, args).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -336,7 +336,7 @@ fn route(
         (None, Some(dir)) => {
             let dir = base.join(dir);
             let files = ServeDir::new(&dir).map_err(|e| {
-                format!("files {}: {}", dir.display(), crate::frontend::describe(&e))
+                format!("files {}: {}", dir.display(), crate::io_error::describe(&e))
             })?;
             let files = files
                 .listing(spec.listing.unwrap_or(true))

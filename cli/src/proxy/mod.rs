@@ -13,7 +13,8 @@ use peregrine::proxy::Proxy;
 use peregrine::server::TlsConfig;
 
 use crate::console;
-use crate::frontend::{Frontend, describe, fail};
+use crate::frontend::{Frontend, fail};
+use crate::io_error::describe;
 
 pub use args::ProxyArgs;
 use config::Listener;

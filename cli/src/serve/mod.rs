@@ -10,7 +10,8 @@ use std::time::Duration;
 use peregrine::files::ServeDir;
 
 use crate::console;
-use crate::frontend::{Frontend, describe, fail};
+use crate::frontend::{Frontend, fail};
+use crate::io_error::describe;
 
 pub use args::ServeArgs;
 

@@ -5,7 +5,7 @@ use http::{HeaderName, HeaderValue};
 use peregrine::files::{BasicAuth, Cors, ServeDir};
 
 use super::args::ServeArgs;
-use crate::frontend::describe;
+use crate::io_error::describe;
 
 /// Applies the site flags to `files`, or says which flag is wrong and why.
 pub(super) fn configure(mut files: ServeDir, args: &ServeArgs) -> Result<ServeDir, String> {
