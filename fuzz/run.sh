@@ -15,11 +15,14 @@
 # Each target's working corpus (fuzz/corpus/TARGET, not committed) starts from the committed
 # minimised seeds (fuzz/seeds/TARGET) and inputs shaped from the shared corpora (llhttp's
 # HTTP/1.x cases, hpack-test-case; CORPORA, default ../shared/corpora beside the checkout) by
-# fuzz/seed.py. After the run the corpus is minimised with `cargo fuzz cmin`; with KEEP=1 the
-# minimised corpus replaces fuzz/seeds/TARGET (kept to a few MB in all).
+# fuzz/seed.py, and the inputs of the crashes found before (fuzz/regressions/TARGET, kept
+# apart because cmin drops an input that adds no coverage: each runs as the corpus loads). After
+# the run the corpus is minimised with `cargo fuzz cmin`; with KEEP=1 the minimised corpus
+# replaces fuzz/seeds/TARGET (kept to a few MB in all).
 # Do not pause a fuzzer (SIGSTOP) to free the CPU: libFuzzer's -timeout is wall-clock time, and
 # on resuming it reports the input under way as a timeout; interrupt the run and start it again.
-# A crash leaves its input in fuzz/artifacts/TARGET/; reproduce it with
+# A crash leaves its input in fuzz/artifacts/TARGET/ (once fixed, keep it in
+# fuzz/regressions/TARGET/ beside its regression test); reproduce it with
 # `cargo +nightly fuzz run TARGET fuzz/artifacts/TARGET/crash-...`, minimise it with
 # `cargo +nightly fuzz tmin TARGET ...`.
 set -euo pipefail
@@ -47,6 +50,7 @@ cargo +nightly fuzz build >/dev/null
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "artifacts/$t"
   if [ -d "seeds/$t" ]; then cp -n "seeds/$t"/* "corpus/$t"/ 2>/dev/null || true; fi
+  if [ -d "regressions/$t" ]; then cp -n "regressions/$t"/* "corpus/$t"/ 2>/dev/null || true; fi
 done
 if [ -d "$corpora" ]; then python3 seed.py "$corpora" corpus; else
   echo "note: no shared corpora at $corpora; starting from fuzz/seeds only" >&2
