@@ -5,63 +5,20 @@
 //! cargo run --release --example hyper_plaintext -- --addr 127.0.0.1:8081
 //! ```
 
-use std::convert::Infallible;
-
-use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
-use http::{Request, Response, StatusCode};
-use http_body_util::Full;
-use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
-async fn plaintext(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let mut res = if req.uri().path() == "/plaintext" {
-        let mut res = Response::new(Full::new(Bytes::from_static(b"Hello, World!")));
-        res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-        res
-    } else {
-        let mut res = Response::new(Full::new(Bytes::new()));
-        *res.status_mut() = StatusCode::NOT_FOUND;
-        res
-    };
-    res.headers_mut().insert(SERVER, HeaderValue::from_static("hyper"));
-    Ok(res)
-}
+#[path = "shared/hyper_plaintext.rs"]
+mod handler;
+#[path = "shared/tokio_peer.rs"]
+mod tokio_peer;
 
 fn main() -> std::io::Result<()> {
-    let mut addr = String::from("127.0.0.1:8081");
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => addr = args.next().expect("--addr needs a value"),
-            other => {
-                eprintln!("usage: hyper_plaintext [--addr HOST:PORT] (unknown: {other})");
-                std::process::exit(2);
-            }
-        }
-    }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
-        eprintln!("hyper_plaintext: listening on {addr}");
-        loop {
-            let (stream, _) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    eprintln!("accept: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(async move {
-                // hyper adds the Date header itself (cached once a second).
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .pipeline_flush(true)
-                    .serve_connection(TokioIo::new(stream), service_fn(plaintext))
-                    .await;
-            });
-        }
+    tokio_peer::run("hyper_plaintext", "127.0.0.1:8081", |stream| async move {
+        // hyper adds the Date header itself (cached once a second).
+        let _ = hyper::server::conn::http1::Builder::new()
+            .pipeline_flush(true)
+            .serve_connection(TokioIo::new(stream), service_fn(handler::plaintext))
+            .await;
     })
 }

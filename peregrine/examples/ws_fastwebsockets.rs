@@ -37,11 +37,11 @@ async fn upgrade(mut req: Request<Incoming>) -> Result<Response<Empty<Bytes>>, W
     Ok(response)
 }
 
-#[path = "shared/echo_peer.rs"]
-mod echo_peer;
+#[path = "shared/tokio_peer.rs"]
+mod tokio_peer;
 
 fn main() -> std::io::Result<()> {
-    echo_peer::run("ws_fastwebsockets", "127.0.0.1:9003", |stream| async move {
+    tokio_peer::run("ws_fastwebsockets", "127.0.0.1:9003", |stream| async move {
         let conn = http1::Builder::new()
             .serve_connection(TokioIo::new(stream), service_fn(upgrade))
             .with_upgrades();

@@ -21,11 +21,11 @@ use peregrine::ws::{handshake::accept_key, mask};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-#[path = "shared/echo_peer.rs"]
-mod echo_peer;
+#[path = "shared/tokio_peer.rs"]
+mod tokio_peer;
 
 fn main() -> std::io::Result<()> {
-    echo_peer::run("ws_tokio_floor", "127.0.0.1:9006", |stream| {
+    tokio_peer::run("ws_tokio_floor", "127.0.0.1:9006", |stream| {
         tokio::task::unconstrained(async move {
             let _ = echo(stream).await;
         })

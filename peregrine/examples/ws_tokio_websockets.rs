@@ -11,11 +11,11 @@
 use futures_util::{SinkExt, StreamExt};
 use tokio_websockets::{Config, Limits, ServerBuilder};
 
-#[path = "shared/echo_peer.rs"]
-mod echo_peer;
+#[path = "shared/tokio_peer.rs"]
+mod tokio_peer;
 
 fn main() -> std::io::Result<()> {
-    echo_peer::run("ws_tokio_websockets", "127.0.0.1:9004", |stream| {
+    tokio_peer::run("ws_tokio_websockets", "127.0.0.1:9004", |stream| {
         tokio::task::unconstrained(async move {
             let accepted = ServerBuilder::new()
                 .config(Config::default().frame_size(usize::MAX))

@@ -10,11 +10,11 @@
 
 use futures_util::{StreamExt, TryStreamExt, future};
 
-#[path = "shared/echo_peer.rs"]
-mod echo_peer;
+#[path = "shared/tokio_peer.rs"]
+mod tokio_peer;
 
 fn main() -> std::io::Result<()> {
-    echo_peer::run("ws_tungstenite", "127.0.0.1:9005", |stream| async move {
+    tokio_peer::run("ws_tungstenite", "127.0.0.1:9005", |stream| async move {
         let Ok(ws) = tokio_tungstenite::accept_async(stream).await else { return };
         let (write, read) = ws.split();
         let _ = read

@@ -1,7 +1,8 @@
-//! The frame of the WebSocket echo peers written on tokio (`ws_fastwebsockets`,
-//! `ws_tokio_websockets`, `ws_tungstenite`, `ws_tokio_floor`; `bench/ws.sh`):
-//! `--addr HOST:PORT`, one current-thread runtime (one worker), TCP_NODELAY, each accepted
-//! connection served by a task of its own.
+//! The frame of the benchmark peers written on tokio (the WebSocket echo peers
+//! `ws_fastwebsockets`, `ws_tokio_websockets`, `ws_tungstenite` and `ws_tokio_floor` of
+//! `bench/ws.sh`; hyper's `hyper_plaintext` and `hyper_h2`): `--addr HOST:PORT`, one
+//! current-thread runtime (one worker), TCP_NODELAY, each accepted connection served by a task
+//! of its own.
 
 use std::future::Future;
 
