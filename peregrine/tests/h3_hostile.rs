@@ -8,6 +8,7 @@
 //! | a cancelled request's handler | `a_cancelled_request_drops_its_handler` | dropped, as over HTTP/2 |
 //! | a QPACK bomb: one large entry duplicated over and over on the encoder stream | `a_qpack_bomb_closes_the_connection` | H3_EXCESSIVE_LOAD (the table churn budget); other connections served |
 //! | a client that never reads its response (no stream credit) | `a_response_never_read_is_reset_after_the_write_timeout` | stream H3_INTERNAL_ERROR after `write_timeout`; the connection serves on |
+//! | request bodies no handler reads, on many streams at once | `unread_request_bodies_are_bounded_by_the_connection_window` | the client's writes stall at `h2_connection_window` (1 MiB) over all the streams, as over HTTP/2 |
 
 mod support;
 
@@ -296,6 +297,67 @@ fn a_qpack_bomb_closes_the_connection() {
         // Another client is served.
         let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
         assert_served(&quic, &mut conn).await;
+    });
+    server.shutdown();
+}
+
+/// Request bodies that no handler reads yet, sent on 8 streams at once: each stream may hold
+/// its window (`h2_stream_window`, 256 KiB), but all of them together only the connection's
+/// (`h2_connection_window`, 1 MiB, as over HTTP/2; QUIC's connection-level MAX_DATA, RFC 9000
+/// §4.1). The client's writes stall there; with no connection window they would stall only at
+/// 8 x 256 KiB, and a client could make the server hold 100 streams' windows (25 MiB) per
+/// connection.
+#[test]
+fn unread_request_bodies_are_bounded_by_the_connection_window() {
+    const BODY: usize = 320 * 1024;
+    let (server, cert) = start(Arc::new(Counts::default()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
+        let sent = Arc::new(AtomicUsize::new(0));
+        let mut writers = Vec::new();
+        for _ in 0..8 {
+            let (mut send, recv) = quic.open_bi().await.unwrap();
+            let id = StreamId::new(send.id().index() * 4);
+            let length = BODY.to_string();
+            let pseudo = RequestPseudo {
+                method: b"POST",
+                scheme: b"https",
+                authority: b"localhost",
+                path: b"/slow",
+            };
+            let mut head = Vec::new();
+            conn.encode_request(
+                id,
+                pseudo,
+                [(&b"content-length"[..], length.as_bytes())],
+                &mut head,
+            );
+            Conn::encode_data_head(BODY, &mut head);
+            send.write_all(&head).await.unwrap();
+            let sent = sent.clone();
+            // `/slow` waits 2 s before answering and never reads the body.
+            writers.push(async move {
+                let chunk = vec![b'b'; 16 * 1024];
+                let mut left = BODY;
+                while left > 0 {
+                    let n = send.write(&chunk[..left.min(chunk.len())]).await.unwrap();
+                    sent.fetch_add(n, Ordering::SeqCst);
+                    left -= n;
+                }
+                drop(recv);
+            });
+        }
+        let all = futures_util::future::join_all(writers);
+        let stalled = tokio::time::timeout(Duration::from_millis(1500), all).await.is_err();
+        let total = sent.load(Ordering::SeqCst);
+        assert!(stalled, "all {total} octets were taken: nothing stalled");
+        // The connection window, plus what the server read ahead into each stream's body
+        // queue (a few packets' worth).
+        assert!(
+            (768 << 10..=1280 << 10).contains(&total),
+            "{total} octets taken before the writes stalled, against a 1 MiB window"
+        );
     });
     server.shutdown();
 }

@@ -22,6 +22,8 @@ pub(crate) struct QuicLimits {
     pub(crate) idle_timeout: Duration,
     /// Octets a client may send on one stream before we read them (flow control).
     pub(crate) stream_window: u32,
+    /// Octets a client may send on all its streams together before we read them.
+    pub(crate) connection_window: u32,
 }
 
 /// Binds a UDP socket on `addr` (the port of the HTTPS listener).
@@ -54,6 +56,10 @@ pub(crate) fn server_config(
     // unknown ones (refused within a budget); a few more than three.
     transport.max_concurrent_uni_streams(8u32.into());
     transport.stream_receive_window(limits.stream_window.into());
+    // RFC 9000 §4.1: the connection's MAX_DATA bounds what all the streams together may hold
+    // unread (quinn's default is unbounded, so a client could fill every stream's window:
+    // 100 x 256 KiB per connection). The same budget as HTTP/2's connection window.
+    transport.receive_window(limits.connection_window.into());
     let idle = quinn::IdleTimeout::try_from(limits.idle_timeout)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     transport.max_idle_timeout(Some(idle));

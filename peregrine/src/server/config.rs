@@ -82,13 +82,16 @@ pub struct Config {
     pub h2c: bool,
     /// HTTP/2 streams a client may have open on one connection (SETTINGS_MAX_CONCURRENT_STREAMS,
     /// RFC 9113 §6.5.2); more are refused with REFUSED_STREAM. Default 100 (nginx's
-    /// `http2_max_concurrent_streams`, and the RFC's recommended minimum).
+    /// `http2_max_concurrent_streams`, and the RFC's recommended minimum). HTTP/3's request
+    /// streams are limited the same (QUIC MAX_STREAMS).
     pub h2_max_concurrent_streams: u32,
     /// Each HTTP/2 stream's receive window: how much request body a client may send ahead of
-    /// the handler reading it. Fixed (no bandwidth-delay estimation). Default 256 KiB.
+    /// the handler reading it. Fixed (no bandwidth-delay estimation). Default 256 KiB. Also
+    /// each HTTP/3 request stream's (QUIC MAX_STREAM_DATA).
     pub h2_stream_window: u32,
     /// The HTTP/2 connection's receive window, over all its streams: large enough for a fast
-    /// link. Default 1 MiB.
+    /// link. Default 1 MiB. Also the HTTP/3 connection's (QUIC MAX_DATA): what a client may
+    /// send on all its streams together before the handlers read it.
     pub h2_connection_window: u32,
 }
 

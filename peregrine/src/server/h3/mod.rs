@@ -33,6 +33,7 @@ fn quic_limits(config: &super::Config) -> QuicLimits {
         max_streams: config.h2_max_concurrent_streams,
         idle_timeout: config.keep_alive_timeout,
         stream_window: config.h2_stream_window,
+        connection_window: config.h2_connection_window,
     }
 }
 
