@@ -48,6 +48,9 @@ pub struct Decoder {
     known_received: u64,
     /// Decoder stream bytes not yet polled.
     out: Vec<u8>,
+    /// The encoder has set a non-zero table capacity at some time (so its sections may refer
+    /// to the table).
+    table_used: bool,
     /// Table churn credit, in entry-size octets (see the module's budgets).
     credit: u64,
     name: Vec<u8>,
@@ -72,6 +75,7 @@ impl Decoder {
             pending: Vec::new(),
             known_received: 0,
             out: Vec::new(),
+            table_used: false,
             credit: churn_cap(max_capacity),
             name: Vec::new(),
             value: Vec::new(),
@@ -175,6 +179,7 @@ impl Decoder {
                 if c > self.max_capacity {
                     return Err(err(Cause::CapacityAboveMaximum));
                 }
+                self.table_used |= c > 0;
                 self.table.set_max_size(c as usize);
                 Ok(())
             }
@@ -293,10 +298,18 @@ impl Decoder {
 
     /// A request stream was reset or abandoned before its field sections were decoded:
     /// forgets it if blocked and tells the encoder (§4.4.2), so it stops counting the
-    /// stream's references. Not sent with a zero maximum capacity ("MAY omit").
+    /// stream's references.
     pub fn cancel_stream(&mut self, stream: StreamId) {
+        let refers = self.blocked.iter().any(|b| b.0 == stream)
+            || self.unblocked.iter().chain(&self.polled).any(|u| u.0 == stream);
         self.forget(stream);
-        if self.max_capacity > 0 {
+        // §2.2.2.2: "A decoder with a maximum dynamic table capacity equal to zero MAY omit
+        // sending Stream Cancellations, because the encoder cannot have any dynamic table
+        // references." Nor can an encoder that never gave the table a capacity (§3.2.3: it
+        // starts at 0; an insert needs room), save in a section already blocked on inserts
+        // still on their way, whose Required Insert Count says so. Omitted for such a peer,
+        // a cancellation per abandoned request would only grow a stream it need not read.
+        if self.max_capacity > 0 && (self.table_used || refers) {
             DecoderInstruction::StreamCancel(stream).encode(&mut self.out);
         }
     }
@@ -339,6 +352,10 @@ impl Decoder {
         out: &mut FieldList,
     ) -> Result<Section, Error> {
         out.clear();
+        // Our decoder stream is not being read (see the module's budgets).
+        if self.out.len() > super::MAX_DECODER_BACKLOG {
+            return Err(Error::excessive(Cause::DecoderBacklog));
+        }
         let mut p = 0;
         // §4.5.1.1 decodes the Required Insert Count against the Insert Count when the
         // section arrived: a section retried after it blocked is read as it was then, so no

@@ -42,6 +42,12 @@
 //! - **Decoded fields**: bounded by the [`FieldList`](crate::http2::hpack::FieldList) budget
 //!   (our SETTINGS_MAX_FIELD_SECTION_SIZE); past it, fields are not stored and the caller
 //!   refuses the request (RFC 9114 §4.2.2), while decoding still runs to the end.
+//! - **Our decoder stream's backlog** (a peer that never reads our decoder stream, so its flow
+//!   control stops our writes while its requests keep adding Section Acknowledgments and
+//!   Stream Cancellations): past [`MAX_DECODER_BACKLOG`] octets not yet polled, the next field
+//!   section is refused with `H3_EXCESSIVE_LOAD` ([`Cause::DecoderBacklog`]). Stream Cancellations are not queued at all for a peer whose
+//!   encoder never gave its table a capacity (it cannot have references to cancel), so a
+//!   peer that uses no dynamic table adds nothing to that stream.
 //! - **Unacknowledged sections** (a peer that never acknowledges): the encoder keeps at most
 //!   [`MAX_OUTSTANDING`] sections awaiting acknowledgment; past that it encodes with the
 //!   static table and literals only (no error: the peer only loses compression).
@@ -100,6 +106,9 @@ use super::Code;
 pub const CHURN_PER_BYTE: u64 = 64;
 /// Credit the decoder may hold beyond twice the table capacity (see the module's budgets).
 pub const CHURN_BURST: u64 = 4096;
+/// Octets of our decoder stream not yet polled past which the peer is taken not to read it
+/// (see the module's budgets): about 13,000 Stream Cancellations of 5 octets.
+pub const MAX_DECODER_BACKLOG: usize = 64 * 1024;
 
 /// Why QPACK input was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +153,9 @@ pub enum Cause {
     StreamClosed,
     /// The table churn budget ran out (see the module's budgets).
     ChurnBudget,
+    /// Our decoder stream's bytes not yet sent passed [`MAX_DECODER_BACKLOG`] (the peer does
+    /// not read that stream; see the module's budgets).
+    DecoderBacklog,
 }
 
 impl Cause {
@@ -168,6 +180,7 @@ impl Cause {
             Cause::UnexpectedAck => "qpack: unexpected section acknowledgment",
             Cause::StreamClosed => "qpack: critical stream closed",
             Cause::ChurnBudget => "qpack: table churn budget exceeded",
+            Cause::DecoderBacklog => "qpack: decoder stream not read by the peer",
         }
     }
 }

@@ -323,3 +323,40 @@ fn an_unblocked_section_is_read_as_it_arrived() {
     let err = d.decode_section(s, &section, &mut list).unwrap_err();
     assert_eq!((err.code, err.cause), (Code::QPACK_DECOMPRESSION_FAILED, Cause::DynamicIndex));
 }
+
+/// A peer that never reads our decoder stream while its requests keep being abandoned: with
+/// a table it has used, each abandoned stream queues a Stream Cancellation, and past
+/// `MAX_DECODER_BACKLOG` octets not polled the next section is refused (H3_EXCESSIVE_LOAD);
+/// polled, the stream goes on. A peer whose encoder never set a capacity queues nothing (it
+/// has no references to cancel; the h3 crate's client is one, and it never reads that stream).
+#[test]
+fn an_unread_decoder_stream_has_a_budget() {
+    let cancel_all = |d: &mut Decoder| {
+        for i in 0..20_000u64 {
+            d.cancel_stream(StreamId::new(i * 4));
+        }
+    };
+    let mut list = FieldList::new(1 << 16);
+    // No dynamic table: nothing queued, sections decode.
+    let mut d = Decoder::new(4096, 16);
+    cancel_all(&mut d);
+    let mut out = Vec::new();
+    d.poll_decoder_stream(&mut out);
+    assert!(out.is_empty(), "{} octets queued", out.len());
+    assert_eq!(
+        d.decode_section(StreamId::new(0), &hex("0000 d1"), &mut list),
+        Ok(Section::Decoded)
+    );
+    // The encoder set a capacity: the cancellations are queued, and past the budget refused.
+    let mut d = Decoder::new(4096, 16);
+    d.feed_encoder_stream(&hex("3f61")).unwrap();
+    cancel_all(&mut d);
+    let err = d.decode_section(StreamId::new(0), &hex("0000 d1"), &mut list).unwrap_err();
+    assert_eq!((err.code, err.cause), (Code::H3_EXCESSIVE_LOAD, Cause::DecoderBacklog));
+    d.poll_decoder_stream(&mut out);
+    assert!(out.len() > super::super::MAX_DECODER_BACKLOG);
+    assert_eq!(
+        d.decode_section(StreamId::new(0), &hex("0000 d1"), &mut list),
+        Ok(Section::Decoded)
+    );
+}
