@@ -26,7 +26,9 @@
 #                                          release binaries already built, KEEP=1 keeps the
 #                                          work directory and prints it, SOAK_PORT_BASE=N
 #                                          listens on ports N..N+3 instead of 18601..18604,
-#                                          so a second soak can run beside another)
+#                                          so a second soak can run beside another,
+#                                          LOG_KIB=N sizes the TLS server's log tmpfs: the
+#                                          disk fills sooner or later than halfway)
 # Prints one line per check and PASS or FAIL; exits 1 on FAIL. Every process is stopped by PID.
 set -euo pipefail
 
@@ -85,7 +87,7 @@ PIDS+=($!); PROXY_PID=$!
 # About 4 x RATE lines a second reach the TLS server (~110 bytes each): a log that fills
 # halfway through. The mount lives as long as the shell that made it, which counts the lines
 # once the server has exited.
-LOG_KIB=$(( (RATE * 4 * (SECONDS_SOAK / 2 + 20) * 110 / 1024) + 16 ))
+LOG_KIB=${LOG_KIB:-$(( (RATE * 4 * (SECONDS_SOAK / 2 + 20) * 110 / 1024) + 16 ))}
 unshare -rm sh -c '
     mount -t tmpfs -o "size=$2k" tmpfs "$0/fulllog" || exit 1
     "$1" serve "$0/site" --addr "127.0.0.1:$3" --tls-cert "$0/cert.pem" --tls-key "$0/key.pem" \

@@ -6,6 +6,10 @@ use serde_json::{Value, json};
 #[derive(Clone, Copy, Default)]
 pub struct Proc {
     pub rss_kib: u64,
+    /// The anonymous (heap, stacks) and file-backed (the binary's pages) parts of `rss_kib`:
+    /// a rise in the first is the process's own memory, in the second code paths first run.
+    pub anon_kib: u64,
+    pub file_kib: u64,
     pub fds: u64,
     pub threads: u64,
     /// utime + stime, in clock ticks.
@@ -14,7 +18,13 @@ pub struct Proc {
 
 impl Proc {
     pub fn json(&self) -> Value {
-        json!({ "rss_kib": self.rss_kib, "fds": self.fds, "threads": self.threads })
+        json!({
+            "rss_kib": self.rss_kib,
+            "rss_anon_kib": self.anon_kib,
+            "rss_file_kib": self.file_kib,
+            "fds": self.fds,
+            "threads": self.threads,
+        })
     }
 }
 
@@ -35,7 +45,14 @@ pub fn read(pid: u32) -> Option<Proc> {
     let rest = &stat[stat.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(Proc { rss_kib: field("VmRSS:"), fds, threads: field("Threads:"), cpu_ticks: ticks })
+    Some(Proc {
+        rss_kib: field("VmRSS:"),
+        anon_kib: field("RssAnon:"),
+        file_kib: field("RssFile:"),
+        fds,
+        threads: field("Threads:"),
+        cpu_ticks: ticks,
+    })
 }
 
 /// Clock ticks a second (sysconf(_SC_CLK_TCK)); 100 on every Linux this runs on.
