@@ -218,7 +218,11 @@ async fn drain_begins(worker: Rc<Worker>) {
     }
 }
 
-/// Opens our control and QPACK streams and writes what the state queues on them.
+/// Opens our control and QPACK streams and writes what the state queues on them, each stream
+/// on its own: a peer that does not read one of them (its flow control stops our writes there)
+/// holds back none of the others, the control stream's GOAWAY above all. A stream's bytes are
+/// taken from the state only once the last ones are written, so what a stalled stream has not
+/// sent stays where the state's budgets count it (the QPACK decoder stream's backlog).
 async fn writer(shared: Rc<Shared>) {
     let open = async {
         let control = shared.quic.open_uni().await?;
@@ -226,28 +230,33 @@ async fn writer(shared: Rc<Shared>) {
         let decoder = shared.quic.open_uni().await?;
         Ok::<_, quinn::ConnectionError>([control, encoder, decoder])
     };
-    let Ok(mut streams) = open.await else { return };
-    let mut bufs = [Vec::new(), Vec::new(), Vec::new()];
+    let Ok([mut control, mut encoder, mut decoder]) = open.await else { return };
+    let (mut c, mut e, mut d) = (Vec::new(), Vec::new(), Vec::new());
     loop {
         let mut woken = pin!(shared.out.notified());
         woken.as_mut().enable();
         {
             let mut conn = shared.conn.borrow_mut();
-            conn.poll_control(&mut bufs[0]);
-            conn.poll_encoder_stream(&mut bufs[1]);
-            conn.poll_decoder_stream(&mut bufs[2]);
-        }
-        for (stream, buf) in streams.iter_mut().zip(bufs.iter_mut()) {
-            if !buf.is_empty() {
-                if stream.write_all(buf).await.is_err() {
-                    return;
-                }
-                buf.clear();
+            if c.is_empty() {
+                conn.poll_control(&mut c);
+            }
+            if e.is_empty() {
+                conn.poll_encoder_stream(&mut e);
+            }
+            if d.is_empty() {
+                conn.poll_decoder_stream(&mut d);
             }
         }
-        tokio::select! {
-            () = woken => {}
+        // quinn's `write` is cancel-safe: a write not chosen here wrote nothing.
+        let written = tokio::select! {
+            r = control.write(&c), if !c.is_empty() => r.map(|n| drop(c.drain(..n))),
+            r = encoder.write(&e), if !e.is_empty() => r.map(|n| drop(e.drain(..n))),
+            r = decoder.write(&d), if !d.is_empty() => r.map(|n| drop(d.drain(..n))),
+            () = &mut woken => Ok(()),
             _ = shared.quic.closed() => return,
+        };
+        if written.is_err() {
+            return;
         }
     }
 }
