@@ -8,6 +8,7 @@
 //! | a cancelled request's handler | `a_cancelled_request_drops_its_handler` | dropped, as over HTTP/2 |
 //! | a QPACK bomb: one large entry duplicated over and over on the encoder stream | `a_qpack_bomb_closes_the_connection` | H3_EXCESSIVE_LOAD (the table churn budget); other connections served |
 //! | a client that never reads its response (no stream credit) | `a_response_never_read_is_reset_after_the_write_timeout` | stream H3_INTERNAL_ERROR after `write_timeout`; the connection serves on |
+//! | a client that never reads our QPACK decoder stream while its table is in use and each request is answered before its end (a Stream Cancellation each) | `an_unread_qpack_decoder_stream_closes_the_connection` | H3_EXCESSIVE_LOAD once 64 KiB wait unsent (`qpack::MAX_DECODER_BACKLOG`), not a buffer grown without bound |
 //! | request bodies no handler reads, on many streams at once | `unread_request_bodies_are_bounded_by_the_connection_window` | the client's writes stall at `h2_connection_window` (1 MiB) over all the streams, as over HTTP/2 |
 
 mod support;
@@ -358,6 +359,70 @@ fn unread_request_bodies_are_bounded_by_the_connection_window() {
             (768 << 10..=1280 << 10).contains(&total),
             "{total} octets taken before the writes stalled, against a 1 MiB window"
         );
+    });
+    server.shutdown();
+}
+
+/// A client whose encoder gave its table a capacity (so its sections may refer to it) and that
+/// never reads our QPACK decoder stream, while each of its requests is answered before its end:
+/// the server stops reading each (STOP_SENDING H3_NO_ERROR) and queues a Stream Cancellation
+/// (RFC 9204 §4.4.2). Once the stream's window (4 KiB here) is full, they wait in the decoder,
+/// and past `MAX_DECODER_BACKLOG` (64 KiB) the connection is closed with H3_EXCESSIVE_LOAD:
+/// before, the buffer grew by a few octets a request for as long as the connection lived.
+#[test]
+fn an_unread_qpack_decoder_stream_closes_the_connection() {
+    let (server, cert) = start(Arc::new(Counts::default()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let tls = support::tls::client_config(&[&cert], &[b"h3"]);
+        let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
+        let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut transport = quinn::TransportConfig::default();
+        transport.stream_receive_window(quinn::VarInt::from_u32(4096));
+        let mut client = quinn::ClientConfig::new(Arc::new(crypto));
+        client.transport_config(Arc::new(transport));
+        endpoint.set_default_client_config(client);
+        let quic = endpoint.connect(server.local_addr(), "localhost").unwrap().await.unwrap();
+        let mut conn = Conn::new(Role::Client, H3Config::default());
+        let mut control = quic.open_uni().await.unwrap();
+        let mut bytes = Vec::new();
+        conn.poll_control(&mut bytes);
+        control.write_all(&bytes).await.unwrap();
+        // Our encoder stream: its type, then Set Dynamic Table Capacity 100 (§4.3.1).
+        let mut encoder = quic.open_uni().await.unwrap();
+        encoder.write_all(&[0x02, 0x3f, 0x45]).await.unwrap();
+        let pseudo =
+            RequestPseudo { method: b"GET", scheme: b"https", authority: b"localhost", path: b"/" };
+        let flood = async {
+            let mut sent = 0usize;
+            loop {
+                // 32 at a time; each stream's request is never finished.
+                let mut batch = Vec::new();
+                for _ in 0..32 {
+                    let Ok((mut send, mut recv)) = quic.open_bi().await else { return sent };
+                    let id = StreamId::new(send.id().index() * 4);
+                    let mut req = Vec::new();
+                    conn.encode_request(id, pseudo, [], &mut req);
+                    batch.push(async move {
+                        let _ = send.write_all(&req).await;
+                        let _ = recv.read_to_end(1 << 16).await;
+                    });
+                }
+                futures_util::future::join_all(batch).await;
+                sent += 32;
+                assert!(sent < 200_000, "the connection was never closed");
+            }
+        };
+        let sent = tokio::time::timeout(Duration::from_secs(60), flood)
+            .await
+            .expect("the connection closed within 60 s");
+        let reason = quic.close_reason().expect("closed");
+        let quinn::ConnectionError::ApplicationClosed(close) = reason else {
+            panic!("closed by {reason:?}, not by the server's HTTP/3 layer");
+        };
+        assert_eq!(u64::from(close.error_code), u64::from(Code::H3_EXCESSIVE_LOAD));
+        // The window and the budget: at most 5 octets a cancellation.
+        assert!(sent > (4096 + 65536) / 5, "closed after {sent} requests");
     });
     server.shutdown();
 }
