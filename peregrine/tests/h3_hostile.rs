@@ -69,12 +69,21 @@ async fn connect(
     server: &ServerHandle,
     cert: &support::tls::TestCert,
 ) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
+    connect_with_window(server, cert, 64 * 1024).await
+}
+
+/// [`connect`] with `stream_window` octets of receive window on each stream.
+async fn connect_with_window(
+    server: &ServerHandle,
+    cert: &support::tls::TestCert,
+    stream_window: u32,
+) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
     let tls = support::tls::client_config(&[cert], &[b"h3"]);
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
     let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
     // Small receive windows: a response the client does not read stalls the server soon.
     let mut transport = quinn::TransportConfig::default();
-    transport.stream_receive_window(quinn::VarInt::from_u32(64 * 1024));
+    transport.stream_receive_window(quinn::VarInt::from_u32(stream_window));
     transport.receive_window(quinn::VarInt::from_u32(256 * 1024));
     let mut client = quinn::ClientConfig::new(Arc::new(crypto));
     client.transport_config(Arc::new(transport));
@@ -98,6 +107,17 @@ async fn send_get(
     conn: &mut Conn,
     path: &str,
 ) -> Result<(quinn::SendStream, quinn::RecvStream), quinn::ConnectionError> {
+    let (mut send, recv) = open_get(quic, conn, path).await?;
+    let _ = send.finish();
+    Ok((send, recv))
+}
+
+/// A GET for `path` on a new request stream, the stream left open (the request not ended).
+async fn open_get(
+    quic: &quinn::Connection,
+    conn: &mut Conn,
+    path: &str,
+) -> Result<(quinn::SendStream, quinn::RecvStream), quinn::ConnectionError> {
     let (mut send, recv) = quic.open_bi().await?;
     let id = StreamId::new(send.id().index() * 4);
     let mut req = Vec::new();
@@ -110,7 +130,6 @@ async fn send_get(
     conn.encode_request(id, pseudo, [], &mut req);
     // A write may fail once the connection closes under the flood.
     let _ = send.write_all(&req).await;
-    let _ = send.finish();
     Ok((send, recv))
 }
 
@@ -374,38 +393,23 @@ fn an_unread_qpack_decoder_stream_closes_the_connection() {
     let (server, cert) = start(Arc::new(Counts::default()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let tls = support::tls::client_config(&[&cert], &[b"h3"]);
-        let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
-        let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
-        let mut transport = quinn::TransportConfig::default();
-        transport.stream_receive_window(quinn::VarInt::from_u32(4096));
-        let mut client = quinn::ClientConfig::new(Arc::new(crypto));
-        client.transport_config(Arc::new(transport));
-        endpoint.set_default_client_config(client);
-        let quic = endpoint.connect(server.local_addr(), "localhost").unwrap().await.unwrap();
-        let mut conn = Conn::new(Role::Client, H3Config::default());
-        let mut control = quic.open_uni().await.unwrap();
-        let mut bytes = Vec::new();
-        conn.poll_control(&mut bytes);
-        control.write_all(&bytes).await.unwrap();
+        let (_endpoint, quic, _control, mut conn) = connect_with_window(&server, &cert, 4096).await;
         // Our encoder stream: its type, then Set Dynamic Table Capacity 100 (§4.3.1).
         let mut encoder = quic.open_uni().await.unwrap();
         encoder.write_all(&[0x02, 0x3f, 0x45]).await.unwrap();
-        let pseudo =
-            RequestPseudo { method: b"GET", scheme: b"https", authority: b"localhost", path: b"/" };
         let flood = async {
             let mut sent = 0usize;
             loop {
-                // 32 at a time; each stream's request is never finished.
+                // 32 at a time; each stream's request is never finished (the send side is
+                // kept until its response is read).
                 let mut batch = Vec::new();
                 for _ in 0..32 {
-                    let Ok((mut send, mut recv)) = quic.open_bi().await else { return sent };
-                    let id = StreamId::new(send.id().index() * 4);
-                    let mut req = Vec::new();
-                    conn.encode_request(id, pseudo, [], &mut req);
+                    let Ok((send, mut recv)) = open_get(&quic, &mut conn, "/small").await else {
+                        return sent;
+                    };
                     batch.push(async move {
-                        let _ = send.write_all(&req).await;
                         let _ = recv.read_to_end(1 << 16).await;
+                        drop(send);
                     });
                 }
                 futures_util::future::join_all(batch).await;
