@@ -45,9 +45,10 @@
 //! - **Our decoder stream's backlog** (a peer that never reads our decoder stream, so its flow
 //!   control stops our writes while its requests keep adding Section Acknowledgments and
 //!   Stream Cancellations): past [`MAX_DECODER_BACKLOG`] octets not yet polled, the next field
-//!   section is refused with `H3_EXCESSIVE_LOAD` ([`Cause::DecoderBacklog`]). Stream Cancellations are not queued at all for a peer whose
-//!   encoder never gave its table a capacity (it cannot have references to cancel), so a
-//!   peer that uses no dynamic table adds nothing to that stream.
+//!   section is refused with `H3_EXCESSIVE_LOAD` ([`Cause::DecoderBacklog`]). Stream
+//!   Cancellations are not queued at all for a peer whose encoder never gave its table a
+//!   capacity (it cannot have references to cancel), so a peer that uses no dynamic table
+//!   adds nothing to that stream.
 //! - **Unacknowledged sections** (a peer that never acknowledges): the encoder keeps at most
 //!   [`MAX_OUTSTANDING`] sections awaiting acknowledgment; past that it encodes with the
 //!   static table and literals only (no error: the peer only loses compression).
