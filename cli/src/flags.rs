@@ -150,10 +150,16 @@ pub struct LimitArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_window,
           default_value_t = Size(u64::from(defaults().h2_connection_window)))]
     pub h2_connection_window: Size,
+
+    /// With --h3: response data an HTTP/3 connection may hold sent and not yet acknowledged,
+    /// or not yet sent, over all its streams (also at most this much in flight per round trip).
+    #[arg(long, value_name = "SIZE", value_parser = parse_window,
+          default_value_t = Size(u64::from(defaults().h3_send_window)))]
+    pub h3_send_window: Size,
 }
 
 /// An HTTP/2 flow-control window: 65,535 bytes (the protocol's initial value, RFC 9113
-/// §6.9.2) up to 2^31-1.
+/// §6.9.2) up to 2^31-1. HTTP/3's send window takes the same bounds.
 fn parse_window(v: &str) -> Result<Size, String> {
     let size: Size = v.parse()?;
     if !(65_535..=0x7fff_ffff).contains(&size.0) {
@@ -215,6 +221,7 @@ pub fn server_config(
     // Bounded by `parse_window`.
     config.h2_stream_window = l.h2_stream_window.0 as u32;
     config.h2_connection_window = l.h2_connection_window.0 as u32;
+    config.h3_send_window = l.h3_send_window.0 as u32;
     config
 }
 

@@ -9,18 +9,20 @@
 //! | a QPACK bomb: one large entry duplicated over and over on the encoder stream | `a_qpack_bomb_closes_the_connection` | H3_EXCESSIVE_LOAD (the table churn budget); other connections served |
 //! | a client that never reads its response (no stream credit) | `a_response_never_read_is_reset_after_the_write_timeout` | stream H3_INTERNAL_ERROR after `write_timeout`; the connection serves on |
 //! | a client that never reads our QPACK decoder stream while its table is in use and each request is answered before its end (a Stream Cancellation each) | `an_unread_qpack_decoder_stream_closes_the_connection` | H3_EXCESSIVE_LOAD once 64 KiB wait unsent (`qpack::MAX_DECODER_BACKLOG`), not a buffer grown without bound |
+//! | a client that grants a large window and then acknowledges nothing | `a_client_that_acknowledges_nothing_costs_at_most_the_send_window` | the server takes at most `h3_send_window` of the response (quinn's send window), not quinn's default 10 MB |
 //! | request bodies no handler reads, on many streams at once | `unread_request_bodies_are_bounded_by_the_connection_window` | the client's writes stall at `h2_connection_window` (1 MiB) over all the streams, as over HTTP/2 |
 
 mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use peregrine::http3::conn::{Config as H3Config, Conn, MessageEvent, RequestPseudo};
 use peregrine::http3::{Code, Role, StreamId};
 use peregrine::server::{Server, ServerHandle, TlsConfig};
-use peregrine::{Request, Response};
+use peregrine::{Body, Request, Response};
 
 /// Handlers started and handlers that ran to their end (a dropped one never does).
 #[derive(Default)]
@@ -64,19 +66,63 @@ fn start(counts: Arc<Counts>) -> (ServerHandle, support::tls::TestCert) {
     (server, cert)
 }
 
+/// A server whose HTTP/3 connections may hold `send_window` octets of response, serving one
+/// response: 300 ms after the request, 32 MiB in chunks of `CHUNK`, counting in `taken` the
+/// octets the server took from the body. Writes time out after 500 ms without progress.
+fn start_streaming(
+    send_window: u32,
+    taken: Arc<AtomicUsize>,
+) -> (ServerHandle, support::tls::TestCert) {
+    let cert = support::tls::self_signed(&["localhost"]);
+    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
+    let config = peregrine::server::Config {
+        h3_send_window: send_window,
+        write_timeout: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let chunk = bytes::Bytes::from(vec![b'x'; CHUNK]);
+    let server = Server::bind("127.0.0.1:0")
+        .tls(tls)
+        .http3(true)
+        .workers(1)
+        .config(config)
+        .spawn(move |_req: Request| {
+            let (taken, chunk) = (taken.clone(), chunk.clone());
+            async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let mut left = 512;
+                Response::new(Body::from_poll_fn(move |_cx| {
+                    if left == 0 {
+                        return Poll::Ready(None);
+                    }
+                    left -= 1;
+                    taken.fetch_add(CHUNK, Ordering::SeqCst);
+                    Poll::Ready(Some(Ok(chunk.clone())))
+                }))
+            }
+        })
+        .unwrap();
+    (server, cert)
+}
+
+/// The chunk size of `start_streaming`'s response.
+const CHUNK: usize = 64 * 1024;
+
 /// A QUIC connection to `server` with our control stream open, and the HTTP/3 state.
 async fn connect(
     server: &ServerHandle,
     cert: &support::tls::TestCert,
 ) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
-    connect_with_window(server, cert, 64 * 1024).await
+    connect_with_windows(server, cert, 64 * 1024, 256 * 1024).await
 }
 
-/// [`connect`] with `stream_window` octets of receive window on each stream.
-async fn connect_with_window(
+/// [`connect`] with `stream_window` octets of receive window on each stream and
+/// `connection_window` over all of them.
+async fn connect_with_windows(
     server: &ServerHandle,
     cert: &support::tls::TestCert,
     stream_window: u32,
+    connection_window: u32,
 ) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
     let tls = support::tls::client_config(&[cert], &[b"h3"]);
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
@@ -84,7 +130,7 @@ async fn connect_with_window(
     // Small receive windows: a response the client does not read stalls the server soon.
     let mut transport = quinn::TransportConfig::default();
     transport.stream_receive_window(quinn::VarInt::from_u32(stream_window));
-    transport.receive_window(quinn::VarInt::from_u32(256 * 1024));
+    transport.receive_window(quinn::VarInt::from_u32(connection_window));
     let mut client = quinn::ClientConfig::new(Arc::new(crypto));
     client.transport_config(Arc::new(transport));
     endpoint.set_default_client_config(client);
@@ -393,7 +439,8 @@ fn an_unread_qpack_decoder_stream_closes_the_connection() {
     let (server, cert) = start(Arc::new(Counts::default()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let (_endpoint, quic, _control, mut conn) = connect_with_window(&server, &cert, 4096).await;
+        let (_endpoint, quic, _control, mut conn) =
+            connect_with_windows(&server, &cert, 4096, 256 * 1024).await;
         // Our encoder stream: its type, then Set Dynamic Table Capacity 100 (§4.3.1).
         let mut encoder = quic.open_uni().await.unwrap();
         encoder.write_all(&[0x02, 0x3f, 0x45]).await.unwrap();
@@ -427,6 +474,46 @@ fn an_unread_qpack_decoder_stream_closes_the_connection() {
         assert_eq!(u64::from(close.error_code), u64::from(Code::H3_EXCESSIVE_LOAD));
         // The window and the budget: at most 5 octets a cancellation.
         assert!(sent > (4096 + 65536) / 5, "closed after {sent} requests");
+    });
+    server.shutdown();
+}
+
+/// A client that grants 64 MiB of credit and then acknowledges nothing (its runtime stops, so
+/// its socket is not read): QUIC's flow control would let the server send 32 MiB, and quinn
+/// keeps every octet until it is acknowledged. The server takes at most its `h3_send_window`
+/// (512 KiB here) from the handler's body; with quinn's default it would take 10 MB.
+#[test]
+fn a_client_that_acknowledges_nothing_costs_at_most_the_send_window() {
+    const WINDOW: usize = 512 * 1024;
+    let taken = Arc::new(AtomicUsize::new(0));
+    let (server, cert) = start_streaming(WINDOW as u32, taken.clone());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, mut conn) =
+            connect_with_windows(&server, &cert, 64 << 20, 64 << 20).await;
+        let (_send, mut recv) = send_get(&quic, &mut conn, "/stream").await.unwrap();
+        // The request goes out; the handler answers 300 ms after it arrives.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The client's only thread blocks: nothing is read from its socket or acknowledged.
+        std::thread::sleep(Duration::from_secs(2));
+        let held = taken.load(Ordering::SeqCst);
+        // The window, plus the chunk the server holds while quinn has no room for it.
+        assert!(
+            (WINDOW / 2..=WINDOW + 2 * CHUNK).contains(&held),
+            "the server took {held} octets of the response against a {WINDOW}-octet window"
+        );
+        // The stalled response was reset after `write_timeout`, which frees what it held.
+        let read = tokio::time::timeout(Duration::from_secs(10), recv.read_to_end(64 << 20))
+            .await
+            .expect("the response ended within 10 s");
+        match read {
+            Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code))) => {
+                assert_eq!(u64::from(code), u64::from(Code::H3_INTERNAL_ERROR));
+            }
+            Ok(body) => panic!("the whole response came ({} octets)", body.len()),
+            Err(e) => panic!("{e}"),
+        }
+        quic.close(0u32.into(), b"done");
     });
     server.shutdown();
 }

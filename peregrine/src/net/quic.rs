@@ -24,6 +24,8 @@ pub(crate) struct QuicLimits {
     pub(crate) stream_window: u32,
     /// Octets a client may send on all its streams together before we read them.
     pub(crate) connection_window: u32,
+    /// Response octets a connection may hold unacknowledged or unsent, over all its streams.
+    pub(crate) send_window: u32,
 }
 
 /// Binds a UDP socket on `addr` (the port of the HTTPS listener).
@@ -60,6 +62,10 @@ pub(crate) fn server_config(
     // unread (quinn's default is unbounded, so a client could fill every stream's window:
     // 100 x 256 KiB per connection). The same budget as HTTP/2's connection window.
     transport.receive_window(limits.connection_window.into());
+    // RFC 9000 §4.1 leaves the sender's memory to the sender: a client may grant any credit
+    // and be slow to acknowledge, and quinn keeps what it accepted until it is acknowledged
+    // (its default allows 10 MB per connection).
+    transport.send_window(limits.send_window.into());
     let idle = quinn::IdleTimeout::try_from(limits.idle_timeout)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     transport.max_idle_timeout(Some(idle));

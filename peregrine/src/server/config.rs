@@ -93,6 +93,13 @@ pub struct Config {
     /// link. Default 1 MiB. Also the HTTP/3 connection's (QUIC MAX_DATA): what a client may
     /// send on all its streams together before the handlers read it.
     pub h2_connection_window: u32,
+    /// Response octets one HTTP/3 connection may hold over all its streams, sent and not yet
+    /// acknowledged or not yet sent (quinn's send window): what a client that grants credit
+    /// and acknowledges nothing costs, as the socket's send buffer bounds it over TCP. It also
+    /// caps a connection's octets in flight: at most this much per round trip. Default 4 MiB
+    /// (Linux's largest TCP send buffer by default, `net.ipv4.tcp_wmem`; 335 Mb/s at a 100 ms
+    /// round trip). quinn's own default is 10 MB.
+    pub h3_send_window: u32,
 }
 
 impl Default for Config {
@@ -115,6 +122,7 @@ impl Default for Config {
             h2_max_concurrent_streams: 100,
             h2_stream_window: 256 * 1024,
             h2_connection_window: 1024 * 1024,
+            h3_send_window: 4 * 1024 * 1024,
         }
     }
 }

@@ -34,6 +34,7 @@ fn quic_limits(config: &super::Config) -> QuicLimits {
         idle_timeout: config.keep_alive_timeout,
         stream_window: config.h2_stream_window,
         connection_window: config.h2_connection_window,
+        send_window: config.h3_send_window,
     }
 }
 
