@@ -34,34 +34,42 @@ struct Counts {
 /// A server with `/small`, `/slow` (a handler that waits 2 s before answering) and `/large`
 /// (8 MiB), whose writes time out after 500 ms without progress.
 fn start(counts: Arc<Counts>) -> (ServerHandle, support::tls::TestCert) {
-    let cert = support::tls::self_signed(&["localhost"]);
-    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
     let config = peregrine::server::Config {
         write_timeout: Duration::from_millis(500),
         ..Default::default()
     };
     let large = bytes::Bytes::from(vec![b'x'; 8 << 20]);
+    serve_h3(config, move |req: Request| {
+        let counts = counts.clone();
+        let large = large.clone();
+        async move {
+            match req.path() {
+                "/slow" => {
+                    counts.started.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                    counts.finished.fetch_add(1, Ordering::SeqCst);
+                    Response::new("served")
+                }
+                "/large" => Response::new(large),
+                _ => Response::new("served"),
+            }
+        }
+    })
+}
+
+/// A one-worker HTTP/3 (and HTTPS) server on a self-signed certificate for `localhost`.
+fn serve_h3(
+    config: peregrine::server::Config,
+    handler: impl peregrine::Handler,
+) -> (ServerHandle, support::tls::TestCert) {
+    let cert = support::tls::self_signed(&["localhost"]);
+    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
     let server = Server::bind("127.0.0.1:0")
         .tls(tls)
         .http3(true)
         .workers(1)
         .config(config)
-        .spawn(move |req: Request| {
-            let counts = counts.clone();
-            let large = large.clone();
-            async move {
-                match req.path() {
-                    "/slow" => {
-                        counts.started.fetch_add(1, Ordering::SeqCst);
-                        tokio::time::sleep(Duration::from_secs(2)).await;
-                        counts.finished.fetch_add(1, Ordering::SeqCst);
-                        Response::new("served")
-                    }
-                    "/large" => Response::new(large),
-                    _ => Response::new("served"),
-                }
-            }
-        })
+        .spawn(handler)
         .unwrap();
     (server, cert)
 }
@@ -73,36 +81,27 @@ fn start_streaming(
     send_window: u32,
     taken: Arc<AtomicUsize>,
 ) -> (ServerHandle, support::tls::TestCert) {
-    let cert = support::tls::self_signed(&["localhost"]);
-    let tls = TlsConfig::from_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap();
     let config = peregrine::server::Config {
         h3_send_window: send_window,
         write_timeout: Duration::from_millis(500),
         ..Default::default()
     };
     let chunk = bytes::Bytes::from(vec![b'x'; CHUNK]);
-    let server = Server::bind("127.0.0.1:0")
-        .tls(tls)
-        .http3(true)
-        .workers(1)
-        .config(config)
-        .spawn(move |_req: Request| {
-            let (taken, chunk) = (taken.clone(), chunk.clone());
-            async move {
-                tokio::time::sleep(Duration::from_millis(300)).await;
-                let mut left = 512;
-                Response::new(Body::from_poll_fn(move |_cx| {
-                    if left == 0 {
-                        return Poll::Ready(None);
-                    }
-                    left -= 1;
-                    taken.fetch_add(CHUNK, Ordering::SeqCst);
-                    Poll::Ready(Some(Ok(chunk.clone())))
-                }))
-            }
-        })
-        .unwrap();
-    (server, cert)
+    serve_h3(config, move |_req: Request| {
+        let (taken, chunk) = (taken.clone(), chunk.clone());
+        async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let mut left = 512;
+            Response::new(Body::from_poll_fn(move |_cx| {
+                if left == 0 {
+                    return Poll::Ready(None);
+                }
+                left -= 1;
+                taken.fetch_add(CHUNK, Ordering::SeqCst);
+                Poll::Ready(Some(Ok(chunk.clone())))
+            }))
+        }
+    })
 }
 
 /// The chunk size of `start_streaming`'s response.
@@ -214,6 +213,21 @@ async fn assert_served(quic: &quinn::Connection, conn: &mut Conn) {
     assert_eq!(got, (200, b"served".to_vec()));
 }
 
+/// The response on `recv` ends within 10 s, reset with H3_INTERNAL_ERROR (a write that made
+/// no progress for `write_timeout`), after whatever part of it had come.
+async fn assert_reset_by_write_timeout(recv: &mut quinn::RecvStream) {
+    let read = tokio::time::timeout(Duration::from_secs(10), recv.read_to_end(64 << 20))
+        .await
+        .expect("the stalled stream ended within 10 s");
+    match read {
+        Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code))) => {
+            assert_eq!(u64::from(code), u64::from(Code::H3_INTERNAL_ERROR));
+        }
+        Ok(body) => panic!("the whole response came ({} octets): nothing stalled", body.len()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// Requests cancelled as soon as they are sent, as fast as the client can: each cancel gives
 /// the stream's credit back at once, so without a budget this would cost the server a
 /// handler's start per round trip forever. The connection is closed with H3_EXCESSIVE_LOAD
@@ -317,16 +331,7 @@ fn a_response_never_read_is_reset_after_the_write_timeout() {
         // Another request on the same connection is served meanwhile.
         assert_served(&quic, &mut conn).await;
         // The stalled response: what fitted the window, then the reset.
-        let read = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(16 << 20))
-            .await
-            .expect("the stalled stream ended within 10 s");
-        match read {
-            Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code))) => {
-                assert_eq!(u64::from(code), u64::from(Code::H3_INTERNAL_ERROR));
-            }
-            Ok(body) => panic!("the whole response came ({} octets): nothing stalled", body.len()),
-            Err(e) => panic!("{e}"),
-        }
+        assert_reset_by_write_timeout(&mut stalled).await;
     });
     server.shutdown();
 }
@@ -503,16 +508,7 @@ fn a_client_that_acknowledges_nothing_costs_at_most_the_send_window() {
             "the server took {held} octets of the response against a {WINDOW}-octet window"
         );
         // The stalled response was reset after `write_timeout`, which frees what it held.
-        let read = tokio::time::timeout(Duration::from_secs(10), recv.read_to_end(64 << 20))
-            .await
-            .expect("the response ended within 10 s");
-        match read {
-            Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code))) => {
-                assert_eq!(u64::from(code), u64::from(Code::H3_INTERNAL_ERROR));
-            }
-            Ok(body) => panic!("the whole response came ({} octets)", body.len()),
-            Err(e) => panic!("{e}"),
-        }
+        assert_reset_by_write_timeout(&mut recv).await;
         quic.close(0u32.into(), b"done");
     });
     server.shutdown();
