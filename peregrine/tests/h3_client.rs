@@ -266,6 +266,37 @@ fn h3_quinn_peer_small_large_multiplexed_pooled_and_trailers() {
     exercise(&format!("https://localhost:{port}/"), site.config(), site.trust(), true);
 }
 
+/// RFC 9221 §3: the client reads no QUIC datagrams, so it does not offer them: the server
+/// (quinn, which offers them by default) sees no room for any.
+#[test]
+fn the_client_does_not_offer_quic_datagrams() {
+    let site = Site::new("datagrams");
+    let config =
+        peer::tls_config_pem(site.cert.cert_pem.as_bytes(), site.cert.key_pem.as_bytes()).unwrap();
+    let (port_tx, port_rx) = std::sync::mpsc::channel();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap();
+            port_tx.send(endpoint.local_addr().unwrap().port()).unwrap();
+            let quic = endpoint.accept().await.unwrap().await.unwrap();
+            seen_tx.send(quic.max_datagram_size()).unwrap();
+            // Held open until the client has seen the handshake end.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        });
+    });
+    let port = port_rx.recv().unwrap();
+    // The connection may not complete (nothing answers HTTP/3 here): only its handshake counts.
+    let url = format!("https://localhost:{port}/");
+    let _ = rt().block_on(async {
+        tokio::time::timeout(Duration::from_secs(2), Connection::connect(&url, &site.config()))
+            .await
+    });
+    let seen = seen_rx.recv_timeout(Duration::from_secs(5)).expect("the handshake completed");
+    assert_eq!(seen, None, "the client offered QUIC datagrams");
+}
+
 #[test]
 fn an_untrusted_certificate_is_a_tls_error() {
     let site = Site::new("untrusted");

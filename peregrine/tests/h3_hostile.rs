@@ -10,6 +10,7 @@
 //! | a client that never reads its response (no stream credit) | `a_response_never_read_is_reset_after_the_write_timeout` | stream H3_INTERNAL_ERROR after `write_timeout`; the connection serves on |
 //! | a client that never reads our QPACK decoder stream while its table is in use and each request is answered before its end (a Stream Cancellation each) | `an_unread_qpack_decoder_stream_closes_the_connection` | H3_EXCESSIVE_LOAD once 64 KiB wait unsent (`qpack::MAX_DECODER_BACKLOG`), not a buffer grown without bound |
 //! | a client that grants a large window and then acknowledges nothing | `a_client_that_acknowledges_nothing_costs_at_most_the_send_window` | the server takes at most `h3_send_window` of the response (quinn's send window), not quinn's default 10 MB |
+//! | QUIC datagrams, which no HTTP/3 handler reads | `quic_datagrams_are_not_offered` | not offered (RFC 9221 §3): the client cannot send one; one sent anyway is a PROTOCOL_VIOLATION |
 //! | request bodies no handler reads, on many streams at once | `unread_request_bodies_are_bounded_by_the_connection_window` | the client's writes stall at `h2_connection_window` (1 MiB) over all the streams, as over HTTP/2 |
 
 mod support;
@@ -510,6 +511,24 @@ fn a_client_that_acknowledges_nothing_costs_at_most_the_send_window() {
         // The stalled response was reset after `write_timeout`, which frees what it held.
         assert_reset_by_write_timeout(&mut recv).await;
         quic.close(0u32.into(), b"done");
+    });
+    server.shutdown();
+}
+
+/// RFC 9221 §3: the server reads no QUIC datagrams (HTTP/3 without RFC 9297's datagrams), so it
+/// does not offer them, and a client cannot make a connection keep datagrams nothing reads
+/// (quinn's default offers them and keeps up to 1.25 MB per connection). The connection serves
+/// on as usual.
+#[test]
+fn quic_datagrams_are_not_offered() {
+    let (server, cert) = start(Arc::new(Counts::default()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (_endpoint, quic, _control, mut conn) = connect(&server, &cert).await;
+        assert_eq!(quic.max_datagram_size(), None);
+        let sent = quic.send_datagram(bytes::Bytes::from_static(b"unread"));
+        assert!(matches!(sent, Err(quinn::SendDatagramError::UnsupportedByPeer)), "{sent:?}");
+        assert_served(&quic, &mut conn).await;
     });
     server.shutdown();
 }

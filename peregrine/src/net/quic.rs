@@ -66,6 +66,11 @@ pub(crate) fn server_config(
     // and be slow to acknowledge, and quinn keeps what it accepted until it is acknowledged
     // (its default allows 10 MB per connection).
     transport.send_window(limits.send_window.into());
+    // RFC 9221 §3: QUIC datagrams are offered only by an endpoint that will read them; we read
+    // none (no HTTP datagrams, RFC 9297). quinn's default offers them and keeps 1.25 MB of
+    // unread ones per connection; without the offer a peer's DATAGRAM frame is a
+    // PROTOCOL_VIOLATION.
+    transport.datagram_receive_buffer_size(None);
     let idle = quinn::IdleTimeout::try_from(limits.idle_timeout)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     transport.max_idle_timeout(Some(idle));

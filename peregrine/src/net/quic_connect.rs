@@ -44,6 +44,9 @@ pub(crate) fn client_config(
     let idle = idle_timeout.unwrap_or(Duration::from_secs(30)).max(Duration::from_secs(1));
     transport.max_idle_timeout(quinn::IdleTimeout::try_from(idle).ok());
     transport.keep_alive_interval(Some(idle / 3));
+    // RFC 9221 §3: no QUIC datagrams offered, as the client reads none (see the server's
+    // `net::quic::server_config`).
+    transport.datagram_receive_buffer_size(None);
     config.transport_config(Arc::new(transport));
     Ok(config)
 }
