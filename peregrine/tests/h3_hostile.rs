@@ -11,12 +11,14 @@
 //! | a client that never reads our QPACK decoder stream while its table is in use and each request is answered before its end (a Stream Cancellation each) | `an_unread_qpack_decoder_stream_closes_the_connection` | H3_EXCESSIVE_LOAD once 64 KiB wait unsent (`qpack::MAX_DECODER_BACKLOG`), not a buffer grown without bound |
 //! | a client that grants a large window and then acknowledges nothing | `a_client_that_acknowledges_nothing_costs_at_most_the_send_window` | the server takes at most `h3_send_window` of the response (quinn's send window), not quinn's default 10 MB |
 //! | QUIC datagrams, which no HTTP/3 handler reads | `quic_datagrams_are_not_offered` | not offered (RFC 9221 §3): the client cannot send one; one sent anyway is a PROTOCOL_VIOLATION |
+//! | a flood of handshakes that never complete (Initial packets from addresses that receive nothing) | `a_flood_of_handshakes_is_answered_with_retry` | past 128 handshakes under way, a client not yet validated gets a Retry (RFC 9000 §8.1.2) and is served after it; once they time out, no Retry |
 //! | request bodies no handler reads, on many streams at once | `unread_request_bodies_are_bounded_by_the_connection_window` | the client's writes stall at `h2_connection_window` (1 MiB) over all the streams, as over HTTP/2 |
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -113,28 +115,37 @@ async fn connect(
     server: &ServerHandle,
     cert: &support::tls::TestCert,
 ) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
-    connect_with_windows(server, cert, 64 * 1024, 256 * 1024).await
+    connect_with_windows(server.local_addr(), cert, 64 * 1024, 256 * 1024).await
 }
 
-/// [`connect`] with `stream_window` octets of receive window on each stream and
-/// `connection_window` over all of them.
-async fn connect_with_windows(
-    server: &ServerHandle,
+/// A quinn client endpoint trusting `cert`, with `stream_window` octets of receive window on
+/// each stream and `connection_window` over all of them.
+fn client_endpoint(
     cert: &support::tls::TestCert,
     stream_window: u32,
     connection_window: u32,
-) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
+) -> quinn::Endpoint {
     let tls = support::tls::client_config(&[cert], &[b"h3"]);
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
     let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
-    // Small receive windows: a response the client does not read stalls the server soon.
     let mut transport = quinn::TransportConfig::default();
     transport.stream_receive_window(quinn::VarInt::from_u32(stream_window));
     transport.receive_window(quinn::VarInt::from_u32(connection_window));
     let mut client = quinn::ClientConfig::new(Arc::new(crypto));
     client.transport_config(Arc::new(transport));
     endpoint.set_default_client_config(client);
-    let quic = endpoint.connect(server.local_addr(), "localhost").unwrap().await.unwrap();
+    endpoint
+}
+
+/// [`connect`] to `addr` with the windows of [`client_endpoint`].
+async fn connect_with_windows(
+    addr: SocketAddr,
+    cert: &support::tls::TestCert,
+    stream_window: u32,
+    connection_window: u32,
+) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
+    let endpoint = client_endpoint(cert, stream_window, connection_window);
+    let quic = endpoint.connect(addr, "localhost").unwrap().await.unwrap();
     // No dynamic table for the server's encoder: responses decode without reading its
     // encoder stream.
     let config =
@@ -446,7 +457,7 @@ fn an_unread_qpack_decoder_stream_closes_the_connection() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let (_endpoint, quic, _control, mut conn) =
-            connect_with_windows(&server, &cert, 4096, 256 * 1024).await;
+            connect_with_windows(server.local_addr(), &cert, 4096, 256 * 1024).await;
         // Our encoder stream: its type, then Set Dynamic Table Capacity 100 (§4.3.1).
         let mut encoder = quic.open_uni().await.unwrap();
         encoder.write_all(&[0x02, 0x3f, 0x45]).await.unwrap();
@@ -496,7 +507,7 @@ fn a_client_that_acknowledges_nothing_costs_at_most_the_send_window() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let (_endpoint, quic, _control, mut conn) =
-            connect_with_windows(&server, &cert, 64 << 20, 64 << 20).await;
+            connect_with_windows(server.local_addr(), &cert, 64 << 20, 64 << 20).await;
         let (_send, mut recv) = send_get(&quic, &mut conn, "/stream").await.unwrap();
         // The request goes out; the handler answers 300 ms after it arrives.
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -529,6 +540,106 @@ fn quic_datagrams_are_not_offered() {
         let sent = quic.send_datagram(bytes::Bytes::from_static(b"unread"));
         assert!(matches!(sent, Err(quinn::SendDatagramError::UnsupportedByPeer)), "{sent:?}");
         assert_served(&quic, &mut conn).await;
+    });
+    server.shutdown();
+}
+
+/// A UDP relay on 127.0.0.1 between one client and `server`, on two threads: the client's
+/// datagrams go to the server and, unless `drop_replies`, the server's back to the client. It
+/// notes a Retry from the server: a long header of type 3 (RFC 9000 §17.2.5), whose first
+/// four bits header protection leaves clear (RFC 9001 §5.4.1).
+struct Relay {
+    addr: SocketAddr,
+    saw_retry: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Relay {
+    fn new(server: SocketAddr, drop_replies: bool) -> Relay {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        back.connect(server).unwrap();
+        for socket in [&front, &back] {
+            socket.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        }
+        let relay = Relay {
+            addr: front.local_addr().unwrap(),
+            saw_retry: Arc::new(AtomicBool::new(false)),
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        let client = Arc::new(Mutex::new(None::<SocketAddr>));
+        let (front2, back2) = (front.try_clone().unwrap(), back.try_clone().unwrap());
+        let (stop, client2) = (relay.stop.clone(), client.clone());
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            while !stop.load(Ordering::SeqCst) {
+                if let Ok((n, from)) = front2.recv_from(&mut buf) {
+                    *client2.lock().unwrap() = Some(from);
+                    let _ = back2.send(&buf[..n]);
+                }
+            }
+        });
+        let (stop, saw_retry) = (relay.stop.clone(), relay.saw_retry.clone());
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            while !stop.load(Ordering::SeqCst) {
+                let Ok(n) = back.recv(&mut buf) else { continue };
+                if n > 0 && buf[0] & 0xf0 == 0xf0 {
+                    saw_retry.store(true, Ordering::SeqCst);
+                }
+                let to = *client.lock().unwrap();
+                if let (false, Some(to)) = (drop_replies, to) {
+                    let _ = front.send_to(&buf[..n], to);
+                }
+            }
+        });
+        relay
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Handshakes that never complete, as from Initial packets with spoofed source addresses: 160
+/// connection attempts whose every reply is dropped, so the server waits on each until its
+/// `tls_handshake_timeout` (3 s here). Past 128 under way, a client whose address is not yet
+/// validated gets a Retry and is served once it proves its address; once the stalled ones
+/// time out, a new client is served without one.
+#[test]
+fn a_flood_of_handshakes_is_answered_with_retry() {
+    let config = peregrine::server::Config {
+        tls_handshake_timeout: Duration::from_secs(3),
+        ..Default::default()
+    };
+    let (server, cert) = serve_h3(config, |_req: Request| async { "served" });
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let stall = Relay::new(server.local_addr(), true);
+        let flood = client_endpoint(&cert, 64 * 1024, 256 * 1024);
+        // Ten at a time, so that no burst overflows a socket's receive buffer.
+        let mut pending = Vec::new();
+        for _ in 0..16 {
+            pending.extend((0..10).map(|_| flood.connect(stall.addr, "localhost").unwrap()));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // The Initials have gone out and been taken; no reply comes back.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let watched = Relay::new(server.local_addr(), false);
+        let (_endpoint, quic, _control, mut conn) =
+            connect_with_windows(watched.addr, &cert, 64 * 1024, 256 * 1024).await;
+        assert!(watched.saw_retry.load(Ordering::SeqCst), "no Retry with 160 handshakes under way");
+        assert_served(&quic, &mut conn).await;
+        // The stalled handshakes time out; a new client needs no Retry.
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        let calm = Relay::new(server.local_addr(), false);
+        let (_endpoint, quic, _control, mut conn) =
+            connect_with_windows(calm.addr, &cert, 64 * 1024, 256 * 1024).await;
+        assert!(!calm.saw_retry.load(Ordering::SeqCst), "a Retry with no handshake under way");
+        assert_served(&quic, &mut conn).await;
+        drop(pending);
     });
     server.shutdown();
 }

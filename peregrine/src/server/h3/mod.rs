@@ -62,36 +62,69 @@ fn h3_config(config: &super::Config) -> H3Config {
     H3Config { max_field_section_size: config.head.max_head_bytes as u64, ..H3Config::default() }
 }
 
+/// Handshakes an endpoint runs at once before a client whose address is not yet validated
+/// must first prove it receives at that address with a Retry (RFC 9000 §8.1.2). Without it a
+/// flood of Initial packets from spoofed addresses, each costing the flooder one datagram,
+/// would hold connection slots for `tls_handshake_timeout` and make the server send three
+/// times its volume to the spoofed addresses (RFC 9000 §8.1); below it, clients pay no extra
+/// round trip (quic-go's `MaxUnvalidatedHandshakes` works the same way).
+const RETRY_ABOVE_HANDSHAKES: usize = 128;
+
 /// Accepts QUIC connections on `endpoint` until the worker stops accepting.
 pub(crate) async fn accept_loop<H: Handler>(
     endpoint: quinn::Endpoint,
     service: Rc<Service<H>>,
     worker: Rc<Worker>,
 ) {
+    let handshakes = Rc::new(Cell::new(0usize));
     loop {
         let incoming = tokio::select! {
             () = worker.stopped() => break,
             incoming = endpoint.accept() => incoming,
         };
         let Some(incoming) = incoming else { break };
+        if handshakes.get() >= RETRY_ABOVE_HANDSHAKES && !incoming.remote_address_validated() {
+            // Cannot fail: an unvalidated Incoming may always be retried.
+            let _ = incoming.retry();
+            continue;
+        }
         if !worker.admit() {
             incoming.refuse();
             continue;
         }
         let admitted = super::worker::Admitted::new(worker.clone());
         let service = service.clone();
+        let handshaking = Handshaking::new(&handshakes);
         tokio::task::spawn_local(async move {
             let handshake =
                 tokio::time::timeout(admitted.worker.config.tls_handshake_timeout, async move {
                     incoming.await
                 });
-            if let Ok(Ok(quic)) = handshake.await {
+            let handshake = handshake.await;
+            drop(handshaking);
+            if let Ok(Ok(quic)) = handshake {
                 serve(quic, service, admitted).await;
             }
         });
     }
     // Busy connections finish their streams (drain); then the endpoint closes.
     endpoint.wait_idle().await;
+}
+
+/// One handshake under way, counted in the accept loop's total until dropped.
+struct Handshaking(Rc<Cell<usize>>);
+
+impl Handshaking {
+    fn new(count: &Rc<Cell<usize>>) -> Handshaking {
+        count.set(count.get() + 1);
+        Handshaking(count.clone())
+    }
+}
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
 }
 
 /// One connection's state, shared by its tasks (all on this thread).
