@@ -183,8 +183,9 @@ impl Conn {
         // A repeat of the last block can decode to the list the section still holds (see
         // `repeat.rs`).
         let generation = self.decoder.generation();
-        if !self.repeat.take_again(block, &mut self.decoder, &self.section.list) {
-            if self.decoder.decode(block, &mut self.section.list).is_err() {
+        let list = self.section.decode_into();
+        if !self.repeat.take_again(block, &mut self.decoder, list) {
+            if self.decoder.decode(block, list).is_err() {
                 self.repeat.forget();
                 self.fail(Error::connection(
                     Reason::COMPRESSION_ERROR,

@@ -50,6 +50,14 @@ impl FieldSection {
         FieldSection { list: FieldList::new(max_list_size), info: Info::EMPTY }
     }
 
+    /// The list, for a new section to be decoded into. The last section's pseudo-header
+    /// positions are forgotten first: they would not describe the new list (one that blocks,
+    /// fails or is refused is never checked), and must never index into it.
+    pub(crate) fn decode_into(&mut self) -> &mut FieldList {
+        self.info = Info::EMPTY;
+        &mut self.list
+    }
+
     fn at(&self, i: u8) -> Option<&[u8]> {
         if i == NONE {
             return None;

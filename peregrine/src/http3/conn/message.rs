@@ -226,7 +226,8 @@ impl Conn {
         let stream = message.stream();
         let block =
             if message.is_blocked { &message.blocked[..] } else { message.frames.section() };
-        if self.decoder.decode_section(stream, block, &mut self.section.list)? == Section::Blocked {
+        let list = self.section.decode_into();
+        if self.decoder.decode_section(stream, block, list)? == Section::Blocked {
             if !message.is_blocked {
                 message.frames.swap_section(&mut message.blocked);
                 message.is_blocked = true;

@@ -447,3 +447,57 @@ fn a_malformed_message_cancels_its_stream() {
         assert_eq!(dec, case.decoder, "encoder stream {:?}", case.encoder);
     }
 }
+
+/// The section a caller reads is only ever described by its own pseudo-header positions: a
+/// later section on another stream that blocks or is malformed is decoded into the same list,
+/// and must not be read through the positions of the last good one (found by fuzzing
+/// `h3_conn`: `len()` underflowed after a blocked section, and `path()` could have named a
+/// field of another request).
+#[test]
+fn a_later_section_that_does_not_complete_leaves_no_stale_positions() {
+    struct Case {
+        name: &'static str,
+        /// The later section, on stream 4: the client's encoder may use its table.
+        later: fn(&mut Conn) -> Vec<u8>,
+        got: Result<Option<MessageEvent>, Code>,
+    }
+    let cases = [
+        Case {
+            name: "blocked on inserts not yet received",
+            later: |client| {
+                let mut req = Vec::new();
+                let fields: [(&[u8], &[u8]); 1] = [(b"x-a", b"b")];
+                client.encode_request(StreamId::new(4), pseudo(b"a", b"/later"), fields, &mut req);
+                req
+            },
+            got: Ok(Some(MessageEvent::Blocked)),
+        },
+        Case {
+            name: "malformed: no :path",
+            later: |_| stream_bytes(&[(":method", "GET"), (":scheme", "https")], &[], &[]),
+            got: Err(Code::H3_MESSAGE_ERROR),
+        },
+    ];
+    for case in cases {
+        let (mut client, mut server) = pair();
+        let first = stream_bytes(
+            &[(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/first")],
+            &[],
+            &[],
+        );
+        let mut msg = server.message(StreamId::new(0));
+        assert_eq!(
+            server.recv_message(&mut msg, &first, false).unwrap().1,
+            Some(MessageEvent::Head)
+        );
+        assert_eq!(server.section().path(), Some(&b"/first"[..]));
+        let later = (case.later)(&mut client);
+        let mut msg = server.message(StreamId::new(4));
+        let got =
+            server.recv_message(&mut msg, &later, false).map(|(_, e)| e).map_err(|e| e.code());
+        assert_eq!(got, case.got, "{}", case.name);
+        let s = server.section();
+        assert_eq!((s.method(), s.path()), (None, None), "{}", case.name);
+        assert_eq!(s.len(), s.list().len(), "{}", case.name);
+    }
+}
