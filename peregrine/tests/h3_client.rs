@@ -244,16 +244,26 @@ async fn connect(url: &str, config: &Config) -> Connection {
 
 /// The h3 + quinn peer in-process, on a thread of its own (one worker, as the example).
 fn spawn_peer(site: &Site) -> u16 {
+    let dir: Arc<Path> = Arc::from(site.www());
+    spawn_quinn(site, move |endpoint| peer::run(endpoint, Some(dir)))
+}
+
+/// A quinn server endpoint on `site`'s certificate (the peer's TLS configuration), run by
+/// `serve` on a thread and runtime of its own; returns its UDP port.
+fn spawn_quinn<F, Fut>(site: &Site, serve: F) -> u16
+where
+    F: FnOnce(quinn::Endpoint) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
     let config =
         peer::tls_config_pem(site.cert.cert_pem.as_bytes(), site.cert.key_pem.as_bytes()).unwrap();
-    let dir: Arc<Path> = Arc::from(site.www());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
             let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap();
             tx.send(endpoint.local_addr().unwrap().port()).unwrap();
-            peer::run(endpoint, Some(dir)).await;
+            serve(endpoint).await;
         });
     });
     rx.recv().unwrap()
@@ -271,22 +281,13 @@ fn h3_quinn_peer_small_large_multiplexed_pooled_and_trailers() {
 #[test]
 fn the_client_does_not_offer_quic_datagrams() {
     let site = Site::new("datagrams");
-    let config =
-        peer::tls_config_pem(site.cert.cert_pem.as_bytes(), site.cert.key_pem.as_bytes()).unwrap();
-    let (port_tx, port_rx) = std::sync::mpsc::channel();
     let (seen_tx, seen_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap();
-            port_tx.send(endpoint.local_addr().unwrap().port()).unwrap();
-            let quic = endpoint.accept().await.unwrap().await.unwrap();
-            seen_tx.send(quic.max_datagram_size()).unwrap();
-            // Held open until the client has seen the handshake end.
-            tokio::time::sleep(Duration::from_secs(1)).await;
-        });
+    let port = spawn_quinn(&site, move |endpoint| async move {
+        let quic = endpoint.accept().await.unwrap().await.unwrap();
+        seen_tx.send(quic.max_datagram_size()).unwrap();
+        // Held open until the client has seen the handshake end.
+        tokio::time::sleep(Duration::from_secs(1)).await;
     });
-    let port = port_rx.recv().unwrap();
     // The connection may not complete (nothing answers HTTP/3 here): only its handshake counts.
     let url = format!("https://localhost:{port}/");
     let _ = rt().block_on(async {
