@@ -110,12 +110,25 @@ fn start_streaming(
 /// The chunk size of `start_streaming`'s response.
 const CHUNK: usize = 64 * 1024;
 
+/// The client's receive windows, per stream and over the connection: small, so a response
+/// the client does not read stalls the server soon.
+const STREAM_WINDOW: u32 = 64 * 1024;
+const CONNECTION_WINDOW: u32 = 256 * 1024;
+
 /// A QUIC connection to `server` with our control stream open, and the HTTP/3 state.
 async fn connect(
     server: &ServerHandle,
     cert: &support::tls::TestCert,
 ) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
-    connect_with_windows(server.local_addr(), cert, 64 * 1024, 256 * 1024).await
+    connect_to(server.local_addr(), cert).await
+}
+
+/// [`connect`] to `addr` (a relay in front of the server).
+async fn connect_to(
+    addr: SocketAddr,
+    cert: &support::tls::TestCert,
+) -> (quinn::Endpoint, quinn::Connection, quinn::SendStream, Conn) {
+    connect_with_windows(addr, cert, STREAM_WINDOW, CONNECTION_WINDOW).await
 }
 
 /// A quinn client endpoint trusting `cert`, with `stream_window` octets of receive window on
@@ -457,7 +470,7 @@ fn an_unread_qpack_decoder_stream_closes_the_connection() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let (_endpoint, quic, _control, mut conn) =
-            connect_with_windows(server.local_addr(), &cert, 4096, 256 * 1024).await;
+            connect_with_windows(server.local_addr(), &cert, 4096, CONNECTION_WINDOW).await;
         // Our encoder stream: its type, then Set Dynamic Table Capacity 100 (§4.3.1).
         let mut encoder = quic.open_uni().await.unwrap();
         encoder.write_all(&[0x02, 0x3f, 0x45]).await.unwrap();
@@ -618,7 +631,7 @@ fn a_flood_of_handshakes_is_answered_with_retry() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let stall = Relay::new(server.local_addr(), true);
-        let flood = client_endpoint(&cert, 64 * 1024, 256 * 1024);
+        let flood = client_endpoint(&cert, STREAM_WINDOW, CONNECTION_WINDOW);
         // Ten at a time, so that no burst overflows a socket's receive buffer.
         let mut pending = Vec::new();
         for _ in 0..16 {
@@ -628,15 +641,13 @@ fn a_flood_of_handshakes_is_answered_with_retry() {
         // The Initials have gone out and been taken; no reply comes back.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let watched = Relay::new(server.local_addr(), false);
-        let (_endpoint, quic, _control, mut conn) =
-            connect_with_windows(watched.addr, &cert, 64 * 1024, 256 * 1024).await;
+        let (_endpoint, quic, _control, mut conn) = connect_to(watched.addr, &cert).await;
         assert!(watched.saw_retry.load(Ordering::SeqCst), "no Retry with 160 handshakes under way");
         assert_served(&quic, &mut conn).await;
         // The stalled handshakes time out; a new client needs no Retry.
         tokio::time::sleep(Duration::from_secs(4)).await;
         let calm = Relay::new(server.local_addr(), false);
-        let (_endpoint, quic, _control, mut conn) =
-            connect_with_windows(calm.addr, &cert, 64 * 1024, 256 * 1024).await;
+        let (_endpoint, quic, _control, mut conn) = connect_to(calm.addr, &cert).await;
         assert!(!calm.saw_retry.load(Ordering::SeqCst), "a Retry with no handshake under way");
         assert_served(&quic, &mut conn).await;
         drop(pending);
