@@ -3,7 +3,7 @@
 
 Sources: the shared corpora (llhttp's HTTP/1.x cases, hpack-test-case's stories) when the
 directory given as the first argument holds them, and a few hand-written messages for the
-targets no corpus fits (router, PROXY protocol, files, WebSocket). Writes one file per input,
+targets no corpus fits (router, PROXY protocol, files, WebSocket, HTTP/3 and QPACK). Writes one file per input,
 named by its SHA-1, into OUT/<target>/ (second argument). Inputs are kept under 4 KiB, the
 size libFuzzer mutates by default.
 """
@@ -130,11 +130,73 @@ def hand_written(out):
     write(out, "ws_conn", bytes([0x80]) + deflated)
 
 
+def h3_frame(kind, payload):
+    # RFC 9114 section 7.1: type and length as QUIC variable-length integers (all here < 64).
+    assert kind < 64 and len(payload) < 64
+    return bytes([kind, len(payload)]) + payload
+
+
+def http3(out):
+    # RFC 9114 section 7.2: SETTINGS (QPACK capacity 4096, field section 16384, 16 blocked
+    # streams), GOAWAY, MAX_PUSH_ID, CANCEL_PUSH, a reserved type (0x21); on a request stream
+    # HEADERS with a static-only QPACK section (RFC 9204 section 4.5), DATA, trailers.
+    settings = h3_frame(0x04, bytes([0x01, 0x50, 0x00, 0x06, 0x80, 0x00, 0x40, 0x00, 0x07, 0x10]))
+    request = bytes([0, 0, 0xD1, 0xD7, 0xC1, 0x50, 11]) + b"example.com"  # GET https / example.com
+    response = bytes([0, 0, 0xD9])  # :status 200
+    trailers = bytes([0, 0, 0x5F, 0x1D, 1]) + b"1"  # a literal value on a static name
+    control = settings + h3_frame(0x07, b"\x04") + h3_frame(0x0D, b"\x08") + h3_frame(0x03, b"\x02")
+    write(out, "h3_frame", control + h3_frame(0x21, b"ab"))
+    write(out, "h3_frame", h3_frame(0x01, request) + h3_frame(0x00, b"hello") + h3_frame(0x01, trailers))
+    write(out, "h3_frame", h3_frame(0x01, response) + h3_frame(0x00, b"") + h3_frame(0x05, b"\x01" + response))
+    # RFC 9204 appendix B: the encoder stream's inserts and the sections that refer to them.
+    b1 = bytes.fromhex("0000510b") + b"/index.html"
+    b2_enc = bytes.fromhex("3fbd01c00f7777772e6578616d706c652e636f6dc10c2f73616d706c652f70617468")
+    b2_sec = bytes.fromhex("03811011")
+    b3_enc = bytes.fromhex("4a637573746f6d2d6b65790c637573746f6d2d76616c7565")
+    b4_enc, b4_sec = bytes.fromhex("02"), bytes.fromhex("050080c181")
+    b5_enc = bytes.fromhex("810d637573746f6d2d76616c756532")
+    # qpack_decode: capacity octet (x 16), blocked streams, then commands (0 encoder bytes,
+    # 1 a section on stream 4 * (cmd >> 2), 2 cancel, 3 poll), with a length for 0 and 1.
+    def cmd(op, stream, data=b""):
+        c = bytes([(stream // 4) << 2 | op])
+        return c + bytes([len(data)]) + data if op < 2 else c
+    write(out, "qpack_decode", bytes([0, 0]) + cmd(1, 0, b1))
+    appendix = cmd(0, 0, b2_enc) + cmd(1, 4, b2_sec) + cmd(3, 0) + cmd(0, 0, b3_enc) + cmd(3, 0)
+    appendix += cmd(0, 0, b4_enc) + cmd(1, 8, b4_sec) + cmd(3, 0) + cmd(0, 0, b5_enc) + cmd(2, 8) + cmd(3, 0)
+    write(out, "qpack_decode", bytes([16, 2]) + appendix)
+    # The section first: blocked until the inserts arrive.
+    write(out, "qpack_decode", bytes([16, 2]) + cmd(1, 4, b2_sec) + cmd(0, 0, b2_enc) + cmd(3, 0))
+    # h3_conn: role octet (0 server, 1 client), then commands (low three bits: 0 uni bytes,
+    # 3 request bytes, 4 request end, 6 encode a message, 7 decoder stream bytes; the rest picks
+    # the stream), with a length for 0, 3 and 7. Uni streams open with their type (RFC 9114
+    # section 6.2: 0x00 control; RFC 9204 section 4.2: 0x02 encoder, 0x03 decoder).
+    def conn(op, k, data=b""):
+        c = bytes([k << 3 | op])
+        return c + bytes([len(data)]) + data if op in (0, 3, 7) else c
+    server = conn(0, 0, b"\x00" + settings) + conn(0, 1, b"\x02" + b2_enc)
+    server += conn(3, 0, h3_frame(0x01, request) + h3_frame(0x00, b"hello")) + conn(4, 0) + conn(6, 0)
+    server += conn(3, 1, h3_frame(0x01, bytes.fromhex("0381") + b"\xd1\xd7\x10\x11")) + conn(4, 1)
+    write(out, "h3_conn", b"\x00" + server)
+    client = conn(0, 0, b"\x00" + settings) + conn(6, 0)
+    client += conn(3, 0, h3_frame(0x01, response) + h3_frame(0x00, b"hi") + h3_frame(0x01, trailers)) + conn(4, 0)
+    write(out, "h3_conn", b"\x01" + client)
+    # qpack_roundtrip: our capacity, theirs (x 8), blocked streams; then commands (cmd % 5:
+    # 0 a section of cmd >> 3 fields, name octet, length, value; 1 and 3 deliver that many
+    # octets of the encoder and decoder streams; 2 decode section cmd >> 3; 4 cancel one).
+    fields = [(0, b"/"), (1, b"example.com"), (2, b"a=b; c=d"), (0x83, b"42"), (4, b"peregrine")]
+    section = bytes([len(fields) << 3])
+    for n, v in fields:
+        section += bytes([n, len(v)]) + v
+    write(out, "qpack_roundtrip", bytes([64, 64, 2]) + section + b"\x02" + b"\x01\xff" + b"\x02" + b"\x03\xff" + section + b"\x02")
+    write(out, "qpack_roundtrip", bytes([64, 64, 2]) + section + section + b"\x0a\x04\x01\x10\x03\xff")
+
+
 def main():
     root, out = sys.argv[1], sys.argv[2]
     llhttp(root, out)
     hpack(root, out)
     hand_written(out)
+    http3(out)
 
 
 if __name__ == "__main__":
