@@ -3,9 +3,9 @@
 
 Sources: the shared corpora (llhttp's HTTP/1.x cases, hpack-test-case's stories) when the
 directory given as the first argument holds them, and a few hand-written messages for the
-targets no corpus fits (router, PROXY protocol, files, WebSocket, HTTP/3 and QPACK). Writes one file per input,
-named by its SHA-1, into OUT/<target>/ (second argument). Inputs are kept under 4 KiB, the
-size libFuzzer mutates by default.
+targets no corpus fits (router, PROXY protocol, files, WebSocket, HTTP/3 and QPACK). Writes
+one file per input, named by its SHA-1, into OUT/<target>/ (second argument). Inputs are kept
+under 4 KiB, the size libFuzzer mutates by default.
 """
 import base64
 import hashlib
@@ -185,6 +185,7 @@ def http3(out):
     # octets of the encoder and decoder streams; 2 decode section cmd >> 3; 4 cancel one).
     fields = [(0, b"/"), (1, b"example.com"), (2, b"a=b; c=d"), (0x83, b"42"), (4, b"peregrine")]
     section = bytes([len(fields) << 3])
+    assert section[0] % 5 == 0, "the octet must read as 'a section' (cmd % 5 == 0)"
     for n, v in fields:
         section += bytes([n, len(v)]) + v
     write(out, "qpack_roundtrip", bytes([64, 64, 2]) + section + b"\x02" + b"\x01\xff" + b"\x02" + b"\x03\xff" + section + b"\x02")
